@@ -1,0 +1,325 @@
+//! Results as JSON Lines: one [`Record`] per finished run, appended and
+//! flushed as each run finishes so that a killed sweep loses at most the
+//! line being written.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::value::{get_dotted, values_equal};
+
+/// The stored outcome of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Run identifier (`r000017`).
+    pub id: String,
+    /// Index of the run in the spec's expansion.
+    pub index: usize,
+    /// Seed the run used.
+    pub seed: u64,
+    /// Axis values of the run, keyed by dotted configuration path.
+    pub settings: Map<String, Value>,
+    /// The runner's result JSON (`null` when the run failed).
+    #[serde(default)]
+    pub result: Value,
+    /// Why the run failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Record {
+    /// Whether the run succeeded.
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// A numeric metric of the result (dotted path), if present.
+    pub fn metric(&self, path: &str) -> Option<f64> {
+        if !self.ok() {
+            return None;
+        }
+        get_dotted(&self.result, path).and_then(crate::value::as_f64)
+    }
+
+    /// Value of a configuration field for this run: the axis setting if the
+    /// field was swept, else the resolved `config` the runner reported, else
+    /// the run's `seed`, `id` or `index`.
+    pub fn field(&self, path: &str) -> Option<Value> {
+        if let Some(v) = self.settings.get(path) {
+            return Some(v.clone());
+        }
+        if let Some(cfg) = self.result.get("config") {
+            if let Some(v) = get_dotted(cfg, path) {
+                return Some(v.clone());
+            }
+        }
+        match path {
+            "seed" => Some(Value::from(self.seed)),
+            "id" => Some(Value::from(self.id.clone())),
+            "index" => Some(Value::from(self.index)),
+            _ => None,
+        }
+    }
+
+    /// Whether every `(field, value)` of the selector matches this run.
+    pub fn matches(&self, selector: &[(String, Value)]) -> bool {
+        selector
+            .iter()
+            .all(|(k, v)| self.field(k).is_some_and(|mine| values_equal(&mine, v)))
+    }
+}
+
+/// Errors reading a results file.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The results file.
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// A line other than the last is not a valid record.
+    #[error("{path}: line {line}: corrupt record: {message}")]
+    Corrupt {
+        /// The results file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// Parser message.
+        message: String,
+    },
+    /// The same run id appears twice with different contents.
+    #[error("{path}: line {line}: run {id} is stored twice with different contents")]
+    Conflict {
+        /// The results file.
+        path: PathBuf,
+        /// 1-based line number of the second occurrence.
+        line: usize,
+        /// The run id.
+        id: String,
+    },
+}
+
+/// The parsed contents of a results file.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// Records in file order, without identical duplicates.
+    pub records: Vec<Record>,
+    /// Byte length of the valid prefix (through the last good line).
+    pub valid_len: u64,
+    /// Whether the valid prefix ends without a newline (the last record was
+    /// complete but its newline was not written).
+    pub needs_newline: bool,
+    /// Whether a torn (unparseable) last line was ignored.
+    pub torn: bool,
+}
+
+/// Loads a results file, ignoring a torn last line left by a killed
+/// process; a bad line anywhere else is an error naming the line.
+pub fn load(path: &Path) -> Result<Vec<Record>, StoreError> {
+    load_detailed(path).map(|l| l.records)
+}
+
+/// Like [`load`], also reporting where the valid prefix ends.
+pub fn load_detailed(path: &Path) -> Result<Loaded, StoreError> {
+    let bytes = std::fs::read(path).map_err(|source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_lines(&bytes, path)
+}
+
+fn parse_lines(bytes: &[u8], path: &Path) -> Result<Loaded, StoreError> {
+    let mut out = Loaded::default();
+    // Split into (start, end_without_newline, has_newline) segments.
+    let mut segments = Vec::new();
+    let mut start = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            segments.push((start, i, true));
+            start = i + 1;
+        }
+    }
+    if start < bytes.len() {
+        segments.push((start, bytes.len(), false));
+    }
+    let last_nonblank = segments
+        .iter()
+        .rposition(|&(s, e, _)| !bytes[s..e].iter().all(u8::is_ascii_whitespace));
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    for (n, &(s, e, nl)) in segments.iter().enumerate() {
+        let line = &bytes[s..e];
+        if line.iter().all(u8::is_ascii_whitespace) {
+            if Some(n) < last_nonblank || last_nonblank.is_none() {
+                out.valid_len = (e + usize::from(nl)) as u64;
+            }
+            continue;
+        }
+        match serde_json::from_slice::<Record>(line) {
+            Ok(rec) => {
+                if let Some(&at) = seen.get(&rec.id) {
+                    if out.records[at] != rec {
+                        return Err(StoreError::Conflict {
+                            path: path.to_path_buf(),
+                            line: n + 1,
+                            id: rec.id,
+                        });
+                    }
+                } else {
+                    seen.insert(rec.id.clone(), out.records.len());
+                    out.records.push(rec);
+                }
+                out.valid_len = (e + usize::from(nl)) as u64;
+                out.needs_newline = !nl;
+            }
+            Err(err) => {
+                if Some(n) == last_nonblank {
+                    out.torn = true;
+                    break;
+                }
+                return Err(StoreError::Corrupt {
+                    path: path.to_path_buf(),
+                    line: n + 1,
+                    message: err.to_string(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Appends records to a results file, one whole line per write, flushed
+/// immediately. Shared between worker threads behind a lock.
+#[derive(Debug)]
+pub struct ResultWriter {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl ResultWriter {
+    /// Creates (or truncates) a results file.
+    pub fn create(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|source| StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(ResultWriter {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+        })
+    }
+
+    /// Opens an existing results file for resuming: loads its records, cuts
+    /// off a torn last line, and positions for appending.
+    pub fn resume(path: &Path) -> Result<(Self, Loaded), StoreError> {
+        let io = |source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if !path.exists() {
+            return Ok((Self::create(path)?, Loaded::default()));
+        }
+        let loaded = load_detailed(path)?;
+        let mut file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        file.set_len(loaded.valid_len).map_err(io)?;
+        file.seek(SeekFrom::End(0)).map_err(io)?;
+        if loaded.needs_newline {
+            file.write_all(b"\n").map_err(io)?;
+        }
+        file.flush().map_err(io)?;
+        Ok((
+            ResultWriter {
+                path: path.to_path_buf(),
+                file: Mutex::new(file),
+            },
+            loaded,
+        ))
+    }
+
+    /// The file written to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record as a single line and flushes it to the OS.
+    pub fn append(&self, record: &Record) -> Result<(), StoreError> {
+        let mut line = serde_json::to_string(record).map_err(|e| StoreError::Io {
+            path: self.path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        line.push('\n');
+        // A poisoned lock only means another writer panicked mid-call; the
+        // file itself is still usable.
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.write_all(line.as_bytes())
+            .and_then(|_| file.flush())
+            .map_err(|source| StoreError::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// Writes records to a new file (replacing it), e.g. merged shards.
+pub fn write_all(path: &Path, records: &[Record]) -> Result<(), StoreError> {
+    let w = ResultWriter::create(path)?;
+    for r in records {
+        w.append(r)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(i: usize) -> Record {
+        Record {
+            id: crate::spec::point_id(i),
+            index: i,
+            seed: 1,
+            settings: Map::new(),
+            result: serde_json::json!({"makespan_ns": i}),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn corrupt_middle_line_is_an_error_naming_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.jsonl");
+        let good = serde_json::to_string(&rec(0)).unwrap();
+        std::fs::write(&p, format!("{good}\n{{oops\n{good}\n")).unwrap();
+        let err = load(&p).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn complete_last_line_without_newline_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.jsonl");
+        let good = serde_json::to_string(&rec(0)).unwrap();
+        std::fs::write(&p, &good).unwrap();
+        let (w, loaded) = ResultWriter::resume(&p).unwrap();
+        assert_eq!(loaded.records.len(), 1);
+        w.append(&rec(1)).unwrap();
+        assert_eq!(load(&p).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,110 @@
+//! Bad specs give errors naming the file and the field.
+
+use numaplace_study::parse_spec;
+
+fn err(text: &str) -> String {
+    parse_spec(text, "bad.toml").unwrap_err().to_string()
+}
+
+const HEAD: &str = "name = \"t\"\n[base]\nworkload.kind = \"jacobi\"\n";
+
+#[test]
+fn unknown_top_level_field_is_named() {
+    let e = err("name = \"t\"\ntrails = 3\n");
+    assert!(
+        e.contains("bad.toml") && e.contains("trails") && e.contains("line 2"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_field_inside_axis_names_the_axis_path() {
+    let e = err(&format!("{HEAD}[[axis]]\nfield = \"a.b\"\nvalue = [1]\n"));
+    assert!(e.contains("axis[0]") && e.contains("value"), "{e}");
+}
+
+#[test]
+fn unknown_field_inside_output_plot_is_named() {
+    let e = err(&format!(
+        "{HEAD}[[output.plot]]\nkind = \"line\"\nx = \"a\"\nfile = \"f\"\ncolour = 1\n"
+    ));
+    assert!(e.contains("output.plot[0]") && e.contains("colour"), "{e}");
+}
+
+#[test]
+fn empty_axis_values_are_rejected() {
+    let e = err(&format!(
+        "{HEAD}[[axis]]\nfield = \"machine.nodes\"\nvalues = []\n"
+    ));
+    assert!(e.contains("axis[0].values") && e.contains("empty"), "{e}");
+}
+
+#[test]
+fn range_with_nonpositive_step_is_rejected() {
+    let e = err(&format!(
+        "{HEAD}[[axis]]\nfield = \"x.y\"\nrange = {{ from = 1, to = 5, step = 0 }}\n"
+    ));
+    assert!(e.contains("axis[0].range.step"), "{e}");
+}
+
+#[test]
+fn range_with_from_above_to_is_rejected() {
+    let e = err(&format!(
+        "{HEAD}[[axis]]\nfield = \"x.y\"\nrange = {{ from = 9, to = 5, step = 1 }}\n"
+    ));
+    assert!(e.contains("axis[0].range") && e.contains("greater"), "{e}");
+}
+
+#[test]
+fn range_missing_a_part_is_rejected() {
+    let e = err(&format!(
+        "{HEAD}[[axis]]\nfield = \"x.y\"\nrange = {{ from = 1, to = 5 }}\n"
+    ));
+    assert!(
+        e.contains("axis[0].range.step") && e.contains("missing"),
+        "{e}"
+    );
+}
+
+#[test]
+fn range_with_too_many_points_is_rejected() {
+    let e = err(&format!(
+        "{HEAD}[[axis]]\nfield = \"x.y\"\nrange = {{ from = 0, to = 1e9, step = 1 }}\n"
+    ));
+    assert!(e.contains("axis[0].range") && e.contains("points"), "{e}");
+}
+
+#[test]
+fn duplicate_axis_fields_are_rejected() {
+    let e = err(&format!(
+        "{HEAD}[[axis]]\nfield = \"x.y\"\nvalues = [1]\n[[axis]]\nfield = \"x.y\"\nvalues = [2]\n"
+    ));
+    assert!(
+        e.contains("axis[1].field") && e.contains("duplicate"),
+        "{e}"
+    );
+}
+
+#[test]
+fn zero_trials_are_rejected() {
+    let e = err("name = \"t\"\ntrials = 0\n");
+    assert!(e.contains("`trials`"), "{e}");
+}
+
+#[test]
+fn wrong_type_names_the_field() {
+    let e = err(&format!("{HEAD}[output]\nconfidence = \"high\"\n"));
+    assert!(e.contains("output.confidence"), "{e}");
+}
+
+#[test]
+fn axis_under_a_plain_value_is_rejected() {
+    let e = err("name = \"t\"\n[base]\nmachine = \"x\"\n[[axis]]\nfield = \"machine.nodes\"\nvalues = [1]\n");
+    assert!(e.contains("axis[0].field"), "{e}");
+}
+
+#[test]
+fn quick_axis_must_name_an_axis() {
+    let e = err(&format!("{HEAD}[quick]\naxis = {{ \"nope.x\" = [1] }}\n"));
+    assert!(e.contains("quick.axis.nope.x"), "{e}");
+}
