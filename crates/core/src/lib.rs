@@ -1,0 +1,31 @@
+//! numaplace-core: a fast, deterministic simulator of a NUMA or tiered-memory machine
+//! running parallel programs under a page-placement policy.
+//!
+//! Architecture invariant: this crate does no IO and knows no file format. Configurations
+//! arrive as typed values (serde derives only); results leave as plain structs.
+//!
+//! Flow: [`RunConfig`] → [`Machine`] + programs ([`workload`]) + [`Policy`] +
+//! scheduler ([`sched`]) → [`Engine`] → [`Stats`].
+
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod history;
+pub mod machine;
+pub mod memory;
+pub mod policy;
+pub mod sched;
+pub mod stats;
+pub mod types;
+pub mod workload;
+
+pub use config::{ReportConfig, RunConfig};
+pub use engine::{Engine, EngineOptions, SimError};
+pub use error::ConfigError;
+pub use history::{HistoryMode, RefHistory};
+pub use machine::{Costs, Machine, MachineConfig, Topology};
+pub use policy::{Ctx, Policy, PolicyConfig};
+pub use stats::Stats;
+pub use types::{NodeId, NodeSet, Ns, ProcId, ThreadId, Vpn};

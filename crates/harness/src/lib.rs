@@ -1,1 +1,16 @@
+//! numaplace-harness: everything between the user and the core. It resolves run
+//! configurations (presets, TOML files, `--set` overrides) into typed, validated
+//! [`RunConfig`]s, runs them, and turns [`Stats`] into JSON results and tables.
+//!
+//! Architecture invariant: the core never sees a file; every file and format is handled
+//! here.
 
+pub mod bench;
+pub mod presets;
+pub mod resolve;
+pub mod result;
+pub mod text;
+
+pub use numaplace_core::{RunConfig, Stats};
+pub use resolve::{resolve, Overrides, UserError};
+pub use result::{run_to_json, RunOutput};

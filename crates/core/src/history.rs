@@ -1,0 +1,199 @@
+//! Reference-history mechanisms: what the hardware (or software translation) records about
+//! which node referenced which page, and what a daemon reads back.
+
+use crate::error::ConfigError;
+use crate::types::{NodeId, Vpn};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The mechanism a policy relies on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum HistoryMode {
+    /// Nothing is recorded.
+    #[default]
+    None,
+    /// Exact per-node reference counters per page (Holliday's Usage field).
+    Usage,
+    /// One Referenced bit per node per page, cleared when examined.
+    RefBit,
+    /// `k`-bit shift registers shifted at each examination with the Referenced bit as the
+    /// most significant bit (1 <= k <= 8).
+    Aging(u8),
+}
+
+impl fmt::Display for HistoryMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HistoryMode::None => write!(f, "none"),
+            HistoryMode::Usage => write!(f, "usage"),
+            HistoryMode::RefBit => write!(f, "refbit"),
+            HistoryMode::Aging(k) => write!(f, "aging:{k}"),
+        }
+    }
+}
+
+impl From<HistoryMode> for String {
+    fn from(h: HistoryMode) -> String {
+        h.to_string()
+    }
+}
+
+impl TryFrom<String> for HistoryMode {
+    type Error = ConfigError;
+    fn try_from(s: String) -> Result<HistoryMode, ConfigError> {
+        match s.as_str() {
+            "none" => Ok(HistoryMode::None),
+            "usage" => Ok(HistoryMode::Usage),
+            "refbit" => Ok(HistoryMode::RefBit),
+            _ => {
+                if let Some(k) = s.strip_prefix("aging:") {
+                    match k.parse::<u8>() {
+                        Ok(k) if (1..=8).contains(&k) => Ok(HistoryMode::Aging(k)),
+                        _ => Err(ConfigError::new(
+                            "history",
+                            format!("`{s}`: aging takes 1 to 8 bits, e.g. aging:3"),
+                        )),
+                    }
+                } else {
+                    Err(ConfigError::new(
+                        "history",
+                        format!("unknown history `{s}`; expected none, usage, refbit or aging:K"),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// Per-page, per-node reference history under one mechanism.
+#[derive(Clone, Debug)]
+pub struct RefHistory {
+    mode: HistoryMode,
+    nodes: usize,
+    usage: Vec<u32>,
+    refbits: Vec<u64>,
+    aging: Vec<u8>,
+}
+
+impl RefHistory {
+    /// Empty history for `npages` pages and `nodes` nodes.
+    pub fn new(mode: HistoryMode, npages: usize, nodes: usize) -> RefHistory {
+        let (usage, refbits, aging) = match mode {
+            HistoryMode::None => (vec![], vec![], vec![]),
+            HistoryMode::Usage => (vec![0; npages * nodes], vec![], vec![]),
+            HistoryMode::RefBit => (vec![], vec![0; npages], vec![]),
+            HistoryMode::Aging(_) => (vec![], vec![0; npages], vec![0; npages * nodes]),
+        };
+        RefHistory {
+            mode,
+            nodes,
+            usage,
+            refbits,
+            aging,
+        }
+    }
+
+    /// The mechanism.
+    pub fn mode(&self) -> HistoryMode {
+        self.mode
+    }
+
+    /// Records `count` references by node `n` to page `p`.
+    #[inline]
+    pub fn record(&mut self, p: Vpn, n: NodeId, count: u32) {
+        match self.mode {
+            HistoryMode::None => {}
+            HistoryMode::Usage => {
+                let c = &mut self.usage[p.idx() * self.nodes + n.idx()];
+                *c = c.saturating_add(count);
+            }
+            HistoryMode::RefBit | HistoryMode::Aging(_) => {
+                self.refbits[p.idx()] |= 1u64 << n.0;
+            }
+        }
+    }
+
+    /// The value a daemon reads for node `n` and page `p` without clearing it: the count
+    /// (usage), the bit (refbit) or the aged register with the current bit shifted in
+    /// (aging).
+    pub fn peek(&self, p: Vpn, n: NodeId) -> u32 {
+        match self.mode {
+            HistoryMode::None => 0,
+            HistoryMode::Usage => self.usage[p.idx() * self.nodes + n.idx()],
+            HistoryMode::RefBit => ((self.refbits[p.idx()] >> n.0) & 1) as u32,
+            HistoryMode::Aging(k) => {
+                let bit = ((self.refbits[p.idx()] >> n.0) & 1) as u8;
+                shift_in(self.aging[p.idx() * self.nodes + n.idx()], bit, k) as u32
+            }
+        }
+    }
+
+    /// Reads and clears node `n`'s history of page `p`, as a daemon's examine phase does:
+    /// usage counters reset to zero, Referenced bits clear, aging registers shift.
+    pub fn examine(&mut self, p: Vpn, n: NodeId) -> u32 {
+        let v = self.peek(p, n);
+        match self.mode {
+            HistoryMode::None => {}
+            HistoryMode::Usage => self.usage[p.idx() * self.nodes + n.idx()] = 0,
+            HistoryMode::RefBit => self.refbits[p.idx()] &= !(1u64 << n.0),
+            HistoryMode::Aging(_) => {
+                self.aging[p.idx() * self.nodes + n.idx()] = v as u8;
+                self.refbits[p.idx()] &= !(1u64 << n.0);
+            }
+        }
+        v
+    }
+}
+
+/// Shifts `bit` into a `k`-bit register as its most significant bit.
+#[inline]
+fn shift_in(reg: u8, bit: u8, k: u8) -> u8 {
+    let mask = ((1u16 << k) - 1) as u8;
+    ((reg >> 1) | (bit << (k - 1))) & mask
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_counts_and_examine_clears() {
+        let mut h = RefHistory::new(HistoryMode::Usage, 2, 2);
+        h.record(Vpn(1), NodeId(1), 5);
+        h.record(Vpn(1), NodeId(1), 2);
+        assert_eq!(h.examine(Vpn(1), NodeId(1)), 7);
+        assert_eq!(h.peek(Vpn(1), NodeId(1)), 0);
+    }
+
+    #[test]
+    fn refbit_records_presence_only() {
+        let mut h = RefHistory::new(HistoryMode::RefBit, 1, 2);
+        h.record(Vpn(0), NodeId(0), 100);
+        assert_eq!(h.examine(Vpn(0), NodeId(0)), 1);
+        assert_eq!(h.examine(Vpn(0), NodeId(0)), 0);
+    }
+
+    #[test]
+    fn aging_shifts_referenced_bit_in_as_msb() {
+        let mut h = RefHistory::new(HistoryMode::Aging(3), 1, 1);
+        h.record(Vpn(0), NodeId(0), 1);
+        assert_eq!(h.examine(Vpn(0), NodeId(0)), 0b100);
+        assert_eq!(h.examine(Vpn(0), NodeId(0)), 0b010);
+        h.record(Vpn(0), NodeId(0), 1);
+        assert_eq!(h.examine(Vpn(0), NodeId(0)), 0b101);
+        assert_eq!(h.examine(Vpn(0), NodeId(0)), 0b010);
+        assert_eq!(h.examine(Vpn(0), NodeId(0)), 0b001);
+        assert_eq!(h.examine(Vpn(0), NodeId(0)), 0);
+    }
+
+    #[test]
+    fn history_names_parse_and_print() {
+        for s in ["none", "usage", "refbit", "aging:1", "aging:8"] {
+            let h = HistoryMode::try_from(s.to_string()).unwrap();
+            assert_eq!(h.to_string(), s);
+        }
+        assert!(HistoryMode::try_from("aging:9".to_string()).is_err());
+        assert!(HistoryMode::try_from("lru".to_string()).is_err());
+    }
+}

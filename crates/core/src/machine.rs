@@ -1,0 +1,304 @@
+//! The machine model: nodes, processors, frames, page and word size, topology and costs.
+//!
+//! A [`MachineConfig`] is plain data (presets are data files in the harness); [`Machine`]
+//! is the validated, resolved form with per node-pair latency tables the engine reads on
+//! every reference.
+
+use crate::error::ConfigError;
+use crate::types::{NodeId, Ns, ProcId};
+use serde::{Deserialize, Serialize};
+
+/// How far nodes are from each other.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Topology {
+    /// Every remote node is equally far (Butterfly-class local/remote machines).
+    Uniform,
+    /// A distance matrix in ACPI SLIT style (the diagonal is the local distance, usually 10).
+    /// A remote access at distance `d` costs
+    /// `local + (remote - local) * (d - local_distance) / (reference_distance - local_distance)`,
+    /// so the `remote_*` costs are those at `reference_distance`.
+    Distance {
+        /// `matrix[a][b]`: distance from a processor on node `a` to the memory of node `b`.
+        matrix: Vec<Vec<u32>>,
+        /// The distance at which the `remote_*` costs apply; default: the smallest
+        /// off-diagonal distance.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reference_distance: Option<u32>,
+    },
+}
+
+/// Operation costs in integer nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Costs {
+    /// Read of one word from the local memory module (ns).
+    pub local_read_ns: u64,
+    /// Write of one word to the local memory module (ns).
+    pub local_write_ns: u64,
+    /// Read of one word from a remote module at the reference distance (ns).
+    pub remote_read_ns: u64,
+    /// Write of one word to a remote module at the reference distance (ns).
+    pub remote_write_ns: u64,
+    /// Read of one word of a replicated read-only page a node may cache (TC2000-style, ns);
+    /// absent when nodes do not cache shared pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_read_ns: Option<u64>,
+    /// Page fault: trap, handler entry and establishing one mapping (ns).
+    pub page_fault_ns: u64,
+    /// Fixed part of a page migration: allocate, remap, free (ns).
+    pub migrate_fixed_ns: u64,
+    /// Fixed part of a page replication: allocate and map a copy (ns).
+    pub replicate_fixed_ns: u64,
+    /// Block transfer of one word between modules, per word (ns).
+    pub block_transfer_per_word_ns: u64,
+    /// Fixed part of a coherency fault: a write to a replicated page (ns).
+    pub coherency_fault_fixed_ns: u64,
+    /// Extra coherency-fault cost per copy invalidated and freed (ns).
+    pub coherency_per_copy_ns: u64,
+    /// Interrupting one node to invalidate or restrict its mapping (TLB shootdown, ns).
+    pub shootdown_per_node_ns: u64,
+    /// Locking and unlocking one page-table-entry copy (ns).
+    pub pte_lock_ns: u64,
+    /// Examining (and clearing) the reference history in one page-table-entry copy (ns).
+    pub pte_examine_ns: u64,
+    /// With contention on: time a memory module is occupied per word it serves (ns).
+    pub module_service_ns: u64,
+}
+
+/// A machine as configured: the data of a preset with any overrides applied.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    /// The preset this machine came from (or a user label).
+    #[serde(default)]
+    pub preset: String,
+    /// One line saying what the machine is and where its numbers come from.
+    #[serde(default)]
+    pub description: String,
+    /// Number of nodes (memory modules), 1..=64.
+    pub nodes: u16,
+    /// Processors per node.
+    pub procs_per_node: u16,
+    /// Page frames in each node's memory module.
+    pub frames_per_node: u32,
+    /// Page size in bytes (> 0, a multiple of the word size).
+    pub page_size_bytes: u64,
+    /// Word size in bytes: the unit of one reference.
+    pub word_size_bytes: u64,
+    /// Node distances.
+    pub topology: Topology,
+    /// Operation costs.
+    pub costs: Costs,
+    /// Whether memory modules serve one access at a time (queueing on `busy_until`).
+    #[serde(default)]
+    pub contention: bool,
+}
+
+/// A validated machine with derived tables.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// The configuration it was built from.
+    pub config: MachineConfig,
+    nodes: usize,
+    read_ns: Vec<u64>,
+    write_ns: Vec<u64>,
+    words_per_page: u64,
+}
+
+impl Machine {
+    /// Validates `config` and derives the latency tables.
+    pub fn new(config: MachineConfig) -> Result<Machine, ConfigError> {
+        let err = |field: &str, msg: String| Err(ConfigError::new(format!("machine.{field}"), msg));
+        let n = config.nodes as usize;
+        if n == 0 || n > crate::types::NodeSet::CAPACITY {
+            return err("nodes", format!("must be 1..=64, got {n}"));
+        }
+        if config.procs_per_node == 0 {
+            return err("procs_per_node", "must be at least 1".into());
+        }
+        if (n * config.procs_per_node as usize) > u16::MAX as usize {
+            return err("procs_per_node", "too many processors in total".into());
+        }
+        if config.frames_per_node == 0 {
+            return err("frames_per_node", "must be at least 1".into());
+        }
+        if config.word_size_bytes == 0 {
+            return err("word_size_bytes", "must be positive".into());
+        }
+        if config.page_size_bytes == 0 {
+            return err("page_size_bytes", "must be positive".into());
+        }
+        if config.page_size_bytes % config.word_size_bytes != 0 {
+            return err(
+                "page_size_bytes",
+                format!(
+                    "{} is not a multiple of the word size {}",
+                    config.page_size_bytes, config.word_size_bytes
+                ),
+            );
+        }
+        let c = &config.costs;
+        if c.local_read_ns == 0 || c.local_write_ns == 0 {
+            return err(
+                "costs",
+                "local read and write costs must be positive".into(),
+            );
+        }
+        if let Some(cached) = c.cached_read_ns {
+            if cached == 0 {
+                return err("costs.cached_read_ns", "must be positive when given".into());
+            }
+        }
+        let mut read_ns = vec![0u64; n * n];
+        let mut write_ns = vec![0u64; n * n];
+        match &config.topology {
+            Topology::Uniform => {
+                for a in 0..n {
+                    for b in 0..n {
+                        let local = a == b;
+                        read_ns[a * n + b] = if local {
+                            c.local_read_ns
+                        } else {
+                            c.remote_read_ns
+                        };
+                        write_ns[a * n + b] = if local {
+                            c.local_write_ns
+                        } else {
+                            c.remote_write_ns
+                        };
+                    }
+                }
+            }
+            Topology::Distance {
+                matrix,
+                reference_distance,
+            } => {
+                if matrix.len() != n || matrix.iter().any(|r| r.len() != n) {
+                    return err(
+                        "topology.matrix",
+                        format!("must be {n}x{n} (one row and column per node)"),
+                    );
+                }
+                let local_d = matrix[0][0];
+                if (0..n).any(|i| matrix[i][i] != local_d) || local_d == 0 {
+                    return err(
+                        "topology.matrix",
+                        "the diagonal must hold one positive local distance".into(),
+                    );
+                }
+                let min_remote = (0..n)
+                    .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
+                    .map(|(a, b)| matrix[a][b])
+                    .min();
+                if let Some(m) = min_remote {
+                    if m <= local_d {
+                        return err(
+                            "topology.matrix",
+                            format!("remote distances must exceed the local distance {local_d}"),
+                        );
+                    }
+                }
+                let reference = reference_distance.or(min_remote).unwrap_or(local_d + 1);
+                if reference <= local_d {
+                    return err(
+                        "topology.reference_distance",
+                        format!("must exceed the local distance {local_d}"),
+                    );
+                }
+                let scale = |local: u64, remote: u64, d: u32| -> u64 {
+                    if d == local_d {
+                        return local;
+                    }
+                    let extra = remote.saturating_sub(local) as u128 * (d - local_d) as u128
+                        / (reference - local_d) as u128;
+                    local + extra as u64
+                };
+                for a in 0..n {
+                    for b in 0..n {
+                        let d = matrix[a][b];
+                        read_ns[a * n + b] = scale(c.local_read_ns, c.remote_read_ns, d);
+                        write_ns[a * n + b] = scale(c.local_write_ns, c.remote_write_ns, d);
+                    }
+                }
+            }
+        }
+        let words_per_page = config.page_size_bytes / config.word_size_bytes;
+        Ok(Machine {
+            nodes: n,
+            read_ns,
+            write_ns,
+            words_per_page,
+            config,
+        })
+    }
+
+    /// Number of nodes.
+    #[inline]
+    pub fn nodes(&self) -> usize {
+        self.nodes
+    }
+
+    /// Total number of processors.
+    #[inline]
+    pub fn procs(&self) -> usize {
+        self.nodes * self.config.procs_per_node as usize
+    }
+
+    /// The node a processor belongs to.
+    #[inline]
+    pub fn node_of(&self, p: ProcId) -> NodeId {
+        NodeId(p.0 / self.config.procs_per_node)
+    }
+
+    /// Page size in bytes.
+    #[inline]
+    pub fn page_size(&self) -> u64 {
+        self.config.page_size_bytes
+    }
+
+    /// Words in one page.
+    #[inline]
+    pub fn words_per_page(&self) -> u64 {
+        self.words_per_page
+    }
+
+    /// The cost table.
+    #[inline]
+    pub fn costs(&self) -> &Costs {
+        &self.config.costs
+    }
+
+    /// Cost of one word read by a processor on `from` of memory on `to` (ns).
+    #[inline]
+    pub fn read_ns(&self, from: NodeId, to: NodeId) -> u64 {
+        self.read_ns[from.idx() * self.nodes + to.idx()]
+    }
+
+    /// Cost of one word written by a processor on `from` to memory on `to` (ns).
+    #[inline]
+    pub fn write_ns(&self, from: NodeId, to: NodeId) -> u64 {
+        self.write_ns[from.idx() * self.nodes + to.idx()]
+    }
+
+    /// Time to copy one whole page between two modules (the block-transfer part only).
+    #[inline]
+    pub fn page_transfer(&self) -> Ns {
+        Ns(self.words_per_page * self.config.costs.block_transfer_per_word_ns)
+    }
+
+    /// Full cost of migrating one page, without shootdowns: fixed part + block transfer.
+    pub fn migration_cost(&self) -> Ns {
+        Ns(self.config.costs.migrate_fixed_ns) + self.page_transfer()
+    }
+
+    /// Full cost of replicating one page, without shootdowns: fixed part + block transfer.
+    pub fn replication_cost(&self) -> Ns {
+        Ns(self.config.costs.replicate_fixed_ns) + self.page_transfer()
+    }
+
+    /// The ratio of the reference remote read cost to the local read cost.
+    pub fn remote_local_ratio(&self) -> f64 {
+        self.config.costs.remote_read_ns as f64 / self.config.costs.local_read_ns as f64
+    }
+}

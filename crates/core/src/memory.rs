@@ -1,0 +1,272 @@
+//! The shared virtual address space: arrays laid out on pages, and the state of every page
+//! (its physical copies, per-node mappings, frozen state and modification history).
+
+use crate::types::{NodeId, NodeSet, Ns, Vpn};
+
+/// Identifies an array of a [`Layout`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayId(pub usize);
+
+/// A two-dimensional array placed in the address space (one-dimensional arrays have one row).
+#[derive(Clone, Debug)]
+pub struct Array {
+    /// Name, for reports.
+    pub name: String,
+    /// Byte address of element (0, 0).
+    pub base: u64,
+    /// Rows.
+    pub rows: u64,
+    /// Elements per row.
+    pub cols: u64,
+    /// Element size in bytes.
+    pub elem_bytes: u64,
+    /// Bytes from the start of one row to the start of the next (>= cols * elem_bytes:
+    /// padding lets a program start every row on a new page).
+    pub row_stride: u64,
+}
+
+impl Array {
+    /// Byte address of element (`row`, `col`) in row-major order.
+    #[inline]
+    pub fn addr(&self, row: u64, col: u64) -> u64 {
+        self.base + row * self.row_stride + col * self.elem_bytes
+    }
+
+    /// Bytes the array spans, padding included.
+    pub fn span(&self) -> u64 {
+        if self.rows == 0 {
+            0
+        } else {
+            (self.rows - 1) * self.row_stride + self.cols * self.elem_bytes
+        }
+    }
+}
+
+/// The allocator: places arrays one after another with alignment and padding, so the page
+/// size decides which data share a page.
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    arrays: Vec<Array>,
+    cursor: u64,
+}
+
+impl Layout {
+    /// An empty address space.
+    pub fn new() -> Layout {
+        Layout::default()
+    }
+
+    /// Places a `rows` x `cols` array of `elem_bytes`-byte elements whose start is aligned to
+    /// `align` bytes and whose rows start at multiples of `row_align` bytes from the start
+    /// (1 = packed rows).
+    pub fn alloc_2d(
+        &mut self,
+        name: &str,
+        rows: u64,
+        cols: u64,
+        elem_bytes: u64,
+        align: u64,
+        row_align: u64,
+    ) -> ArrayId {
+        let align = align.max(1);
+        let row_align = row_align.max(1);
+        let base = self.cursor.div_ceil(align) * align;
+        let row_stride = (cols * elem_bytes).div_ceil(row_align) * row_align;
+        let a = Array {
+            name: name.to_string(),
+            base,
+            rows,
+            cols,
+            elem_bytes,
+            row_stride,
+        };
+        self.cursor = base + rows * row_stride;
+        self.arrays.push(a);
+        ArrayId(self.arrays.len() - 1)
+    }
+
+    /// Places a one-dimensional array of `len` elements aligned to `align` bytes.
+    pub fn alloc(&mut self, name: &str, len: u64, elem_bytes: u64, align: u64) -> ArrayId {
+        self.alloc_2d(name, 1, len, elem_bytes, align, 1)
+    }
+
+    /// Leaves `bytes` of padding after the last array.
+    pub fn pad(&mut self, bytes: u64) {
+        self.cursor += bytes;
+    }
+
+    /// The array `id`.
+    #[inline]
+    pub fn array(&self, id: ArrayId) -> &Array {
+        &self.arrays[id.0]
+    }
+
+    /// All arrays in allocation order.
+    pub fn arrays(&self) -> &[Array] {
+        &self.arrays
+    }
+
+    /// Bytes used, padding included.
+    pub fn bytes(&self) -> u64 {
+        self.cursor
+    }
+
+    /// Number of pages of `page_size` bytes the address space needs.
+    pub fn pages(&self, page_size: u64) -> u64 {
+        self.cursor.div_ceil(page_size)
+    }
+}
+
+/// Access rights of a mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Access {
+    /// No mapping: the next reference faults.
+    #[default]
+    None,
+    /// Read-only mapping: a write faults.
+    Read,
+    /// Read-write mapping.
+    Write,
+}
+
+/// One node's mapping of one page: which physical copy it reaches, with which rights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Mapping {
+    /// The node whose copy the mapping reaches (meaningless when `access` is `None`).
+    pub target: NodeId,
+    /// The rights.
+    pub access: Access,
+}
+
+/// The state of one virtual page.
+#[derive(Clone, Debug, Default)]
+pub struct PageState {
+    /// Nodes holding a physical copy (empty until the page is placed).
+    pub copies: NodeSet,
+    /// The node of the primary copy; meaningful when `copies` is not empty.
+    pub home: NodeId,
+    /// Nodes holding a mapping of any kind (kept in step with the mapping table).
+    pub mapped: NodeSet,
+    /// Nodes holding a writable mapping.
+    pub writers: NodeSet,
+    /// Written since it was last replicated or placed (PLATINUM's "modified" state).
+    pub dirty: bool,
+    /// Frozen: kept in one place, others map it remotely.
+    pub frozen: bool,
+    /// When it was last frozen.
+    pub frozen_at: Ns,
+    /// Time of the last invalidation by the coherency protocol.
+    pub last_invalidation: Option<Ns>,
+    /// Time of the last migration.
+    pub last_migration: Option<Ns>,
+    /// Aged modification history: bit 31 is the most recent interval (see
+    /// [`Memory::age_modifications`]).
+    pub mod_history: u32,
+    /// Written since the last aging.
+    pub written_since_age: bool,
+}
+
+/// All pages, their mappings and the free frames of every node.
+#[derive(Clone, Debug)]
+pub struct Memory {
+    nodes: usize,
+    pages: Vec<PageState>,
+    mappings: Vec<Mapping>,
+    pte_locked_until: Vec<Ns>,
+    free_frames: Vec<u32>,
+}
+
+impl Memory {
+    /// `npages` unplaced pages on a machine of `nodes` nodes with `frames` frames each.
+    pub fn new(npages: usize, nodes: usize, frames: u32) -> Memory {
+        Memory {
+            nodes,
+            pages: vec![PageState::default(); npages],
+            mappings: vec![Mapping::default(); npages * nodes],
+            pte_locked_until: vec![Ns::ZERO; npages * nodes],
+            free_frames: vec![frames; nodes],
+        }
+    }
+
+    /// Number of pages.
+    #[inline]
+    pub fn npages(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// The state of page `p`.
+    #[inline]
+    pub fn page(&self, p: Vpn) -> &PageState {
+        &self.pages[p.idx()]
+    }
+
+    /// Mutable state of page `p`.
+    #[inline]
+    pub(crate) fn page_mut(&mut self, p: Vpn) -> &mut PageState {
+        &mut self.pages[p.idx()]
+    }
+
+    /// Node `n`'s mapping of page `p`.
+    #[inline]
+    pub fn mapping(&self, p: Vpn, n: NodeId) -> Mapping {
+        self.mappings[p.idx() * self.nodes + n.idx()]
+    }
+
+    /// Until when node `n`'s page-table-entry copy for `p` is locked by a daemon.
+    #[inline]
+    pub fn pte_locked_until(&self, p: Vpn, n: NodeId) -> Ns {
+        self.pte_locked_until[p.idx() * self.nodes + n.idx()]
+    }
+
+    pub(crate) fn lock_pte(&mut self, p: Vpn, n: NodeId, until: Ns) {
+        let slot = &mut self.pte_locked_until[p.idx() * self.nodes + n.idx()];
+        *slot = (*slot).max(until);
+    }
+
+    /// Free frames on node `n`.
+    #[inline]
+    pub fn free_frames(&self, n: NodeId) -> u32 {
+        self.free_frames[n.idx()]
+    }
+
+    pub(crate) fn take_frame(&mut self, n: NodeId) -> bool {
+        let f = &mut self.free_frames[n.idx()];
+        if *f == 0 {
+            false
+        } else {
+            *f -= 1;
+            true
+        }
+    }
+
+    pub(crate) fn release_frame(&mut self, n: NodeId) {
+        self.free_frames[n.idx()] += 1;
+    }
+
+    pub(crate) fn set_mapping(&mut self, p: Vpn, n: NodeId, m: Mapping) {
+        self.mappings[p.idx() * self.nodes + n.idx()] = m;
+        let page = &mut self.pages[p.idx()];
+        match m.access {
+            Access::None => {
+                page.mapped.remove(n);
+                page.writers.remove(n);
+            }
+            Access::Read => {
+                page.mapped.insert(n);
+                page.writers.remove(n);
+            }
+            Access::Write => {
+                page.mapped.insert(n);
+                page.writers.insert(n);
+            }
+        }
+    }
+
+    /// Shifts page `p`'s modification history: the most significant bit records whether it
+    /// was written since the previous call.
+    pub fn age_modifications(&mut self, p: Vpn) {
+        let page = &mut self.pages[p.idx()];
+        page.mod_history = (page.mod_history >> 1) | ((page.written_since_age as u32) << 31);
+        page.written_since_age = false;
+    }
+}

@@ -1,0 +1,200 @@
+//! Statistics: plain counter structs, filled by the engine and the action API. Formatting
+//! lives in the harness.
+
+use crate::types::{NodeId, Ns};
+use serde::{Deserialize, Serialize};
+
+/// References by where they were served.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefCounts {
+    /// Served by the referencing node's own module.
+    pub local: u64,
+    /// Served by another node's module.
+    pub remote: u64,
+    /// Reads of replicated pages served from a node's cache (TC2000-style machines).
+    pub cached: u64,
+    /// All references: local + remote + cached.
+    pub total: u64,
+}
+
+impl RefCounts {
+    /// Adds `count` references of one class.
+    #[inline]
+    pub fn add(&mut self, class: RefClass, count: u64) {
+        match class {
+            RefClass::Local => self.local += count,
+            RefClass::Remote => self.remote += count,
+            RefClass::Cached => self.cached += count,
+        }
+        self.total += count;
+    }
+
+    /// Component-wise difference (for per-interval series).
+    pub fn minus(&self, earlier: &RefCounts) -> RefCounts {
+        RefCounts {
+            local: self.local - earlier.local,
+            remote: self.remote - earlier.remote,
+            cached: self.cached - earlier.cached,
+            total: self.total - earlier.total,
+        }
+    }
+}
+
+/// Where one reference was served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefClass {
+    /// Local module.
+    Local,
+    /// Remote module.
+    Remote,
+    /// Local cache of a replicated page.
+    Cached,
+}
+
+/// Counters of page-placement events.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventCounts {
+    /// Page faults taken by user threads.
+    pub faults: u64,
+    /// Pages migrated.
+    pub migrations: u64,
+    /// Copies made by replication.
+    pub replications: u64,
+    /// Writes to replicated pages that invalidated other copies.
+    pub coherency_faults: u64,
+    /// Mappings invalidated or restricted on other nodes (shootdowns).
+    pub invalidations: u64,
+    /// Pages frozen.
+    pub freezes: u64,
+    /// Frozen pages thawed (defrosted).
+    pub defrosts: u64,
+    /// Migrations or replications refused because the target node had no free frame.
+    pub refused: u64,
+}
+
+impl EventCounts {
+    /// Component-wise difference.
+    pub fn minus(&self, e: &EventCounts) -> EventCounts {
+        EventCounts {
+            faults: self.faults - e.faults,
+            migrations: self.migrations - e.migrations,
+            replications: self.replications - e.replications,
+            coherency_faults: self.coherency_faults - e.coherency_faults,
+            invalidations: self.invalidations - e.invalidations,
+            freezes: self.freezes - e.freezes,
+            defrosts: self.defrosts - e.defrosts,
+            refused: self.refused - e.refused,
+        }
+    }
+}
+
+/// One thread's outcome.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadStats {
+    /// Global thread id.
+    pub id: u32,
+    /// Index of the program it belongs to.
+    pub program: u32,
+    /// Node it ran on at the end.
+    pub node: u16,
+    /// Simulated time at which it finished (ns).
+    pub completion_ns: u64,
+    /// Its references.
+    pub refs: RefCounts,
+    /// Faults it took.
+    pub faults: u64,
+    /// Time spent waiting at barriers and locks (ns).
+    pub sync_wait_ns: u64,
+    /// Time spent waiting for page-table entries locked by a daemon (ns).
+    pub pte_wait_ns: u64,
+    /// Time spent queueing at busy memory modules (ns).
+    pub contention_wait_ns: u64,
+    /// Time spent in fault handling and the actions it triggered (ns).
+    pub fault_ns: u64,
+}
+
+/// Counters over one interval of a run (one program iteration, or one fixed time interval).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    /// Program whose iteration ended (or `u32::MAX` for fixed-interval points).
+    pub program: u32,
+    /// Iteration index (0-based) or interval index.
+    pub iteration: u32,
+    /// Simulated time at the end of the interval (ns).
+    pub time_ns: u64,
+    /// References during the interval.
+    pub refs: RefCounts,
+    /// Events during the interval.
+    pub events: EventCounts,
+}
+
+/// What happened to one page: the post-mortem report of PLATINUM §4.2, extended.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageReport {
+    /// Page number.
+    pub vpn: u32,
+    /// References served locally, remotely and from cache.
+    pub refs: RefCounts,
+    /// Faults on the page.
+    pub faults: u64,
+    /// Time fault handlers spent on the page (ns).
+    pub fault_ns: u64,
+    /// Times it migrated.
+    pub migrations: u64,
+    /// Copies made of it.
+    pub replications: u64,
+    /// Coherency faults on it.
+    pub coherency_faults: u64,
+    /// Times it froze.
+    pub freezes: u64,
+    /// Total time it spent frozen (ns).
+    pub frozen_ns: u64,
+    /// Frozen at the end of the run.
+    pub frozen_at_end: bool,
+    /// Home node at the end of the run.
+    pub home: u16,
+    /// Number of copies at the end of the run.
+    pub copies: u32,
+}
+
+/// Everything a run measured.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Time at which the last thread finished (ns).
+    pub makespan_ns: u64,
+    /// All references.
+    pub refs: RefCounts,
+    /// Placement events.
+    pub events: EventCounts,
+    /// Time daemons spent working (ns).
+    pub daemon_busy_ns: u64,
+    /// Daemon passes (policy-defined unit of daemon work).
+    pub daemon_passes: u64,
+    /// Per-thread outcomes.
+    pub threads: Vec<ThreadStats>,
+    /// Per-interval counters.
+    pub series: Vec<SeriesPoint>,
+    /// Per-page report (empty unless requested).
+    pub pages: Vec<PageReport>,
+    /// Simulated operations executed (reference runs, computes, synchronisation): the
+    /// engine's unit of work, for throughput measurements.
+    pub ops: u64,
+}
+
+impl Stats {
+    /// A mutable page report, when per-page reporting is on.
+    #[inline]
+    pub(crate) fn page(&mut self, vpn: crate::types::Vpn) -> Option<&mut PageReport> {
+        self.pages.get_mut(vpn.idx())
+    }
+
+    /// Makespan as [`Ns`].
+    pub fn makespan(&self) -> Ns {
+        Ns(self.makespan_ns)
+    }
+
+    /// Node of thread `t` at the end.
+    pub fn thread_node(&self, t: usize) -> NodeId {
+        NodeId(self.threads[t].node)
+    }
+}

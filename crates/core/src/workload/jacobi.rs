@@ -1,0 +1,308 @@
+//! `jacobi`: Jacobi relaxation with a 5-point stencil (Holliday §4.3). Two N x N grids, one
+//! read ("old") and one written ("new") in each iteration, swapping roles; a grid of
+//! partitions, one per thread; a barrier ends every iteration.
+//!
+//! The page layout decides what shares a page: `horizontal` is plain row-major order, so a
+//! page continues into the row segments of the partitions to the right; `vertical` stores
+//! each partition contiguously, so a page continues into the next rows of the same
+//! partition. References are generated per row segment and merged per page, in the order
+//! a thread sweeping the row would issue them.
+
+use super::{hints_by_first_byte, thread_count, Emitter, ForkJoin, LoopBody, Op, Program, Variant};
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::memory::{ArrayId, Layout};
+use crate::types::Ns;
+use serde::{Deserialize, Serialize};
+
+/// How grid elements are laid out on pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PageLayout {
+    /// Row-major: a page may span several partitions' row segments.
+    #[default]
+    Horizontal,
+    /// Partition-major: a page holds rows of one partition only.
+    Vertical,
+}
+
+/// Parameters of `jacobi`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JacobiConfig {
+    /// Grid order N. Default 512 (Holliday).
+    pub n: u64,
+    /// Partition grid as [rows, columns] of partitions; default: the most nearly square
+    /// grid with one partition per thread (16 threads: 4 x 4, as in Holliday).
+    pub grid: Option<[u32; 2]>,
+    /// Threads; default: one per processor. Must equal the number of partitions.
+    pub threads: Option<u32>,
+    /// Iterations. Default 10 (Holliday).
+    pub iterations: u32,
+    /// Page layout. Default horizontal (row-major).
+    pub layout: PageLayout,
+    /// Element size in bytes. Default 4 (single-precision floats).
+    pub elem_bytes: u64,
+    /// Computation per point, in ns, besides the references. Default 0.
+    pub compute_ns_per_point: u64,
+    /// `uma` (no placement) or `numa` (each partition's pages on its thread's node).
+    pub variant: Variant,
+}
+
+impl Default for JacobiConfig {
+    fn default() -> Self {
+        JacobiConfig {
+            n: 512,
+            grid: None,
+            threads: None,
+            iterations: 10,
+            layout: PageLayout::Horizontal,
+            elem_bytes: 4,
+            compute_ns_per_point: 0,
+            variant: Variant::Uma,
+        }
+    }
+}
+
+/// The most nearly square [rows, cols] factorisation of `t`.
+fn square_grid(t: u32) -> [u32; 2] {
+    let mut r = (t as f64).sqrt() as u32;
+    while r > 1 && t % r != 0 {
+        r -= 1;
+    }
+    let r = r.max(1);
+    [r, t / r]
+}
+
+/// The loop body: chunk c is partition c (row-major over the partition grid).
+#[derive(Debug)]
+pub struct JacobiBody {
+    layout: Layout,
+    grids: [ArrayId; 2],
+    n: u64,
+    prow: u64,
+    pcol: u64,
+    rpp: u64,
+    cpp: u64,
+    vertical: bool,
+    elem: u64,
+    iterations: u32,
+    compute_per_row: Ns,
+    emit: Emitter,
+}
+
+impl JacobiBody {
+    /// Linear element index of (i, j) in a grid.
+    #[inline]
+    fn lin(&self, i: u64, j: u64) -> u64 {
+        if self.vertical {
+            let part = (i / self.rpp) * self.pcol + j / self.cpp;
+            part * self.rpp * self.cpp + (i % self.rpp) * self.cpp + j % self.cpp
+        } else {
+            i * self.n + j
+        }
+    }
+
+    /// The partition holding linear element index `lin`.
+    fn owner(&self, lin: u64) -> u32 {
+        let (i, j) = if self.vertical {
+            let size = self.rpp * self.cpp;
+            let part = lin / size;
+            let rem = lin % size;
+            (
+                (part / self.pcol) * self.rpp + rem / self.cpp,
+                (part % self.pcol) * self.cpp + rem % self.cpp,
+            )
+        } else {
+            (lin / self.n, lin % self.n)
+        };
+        ((i / self.rpp) * self.pcol + j / self.cpp) as u32
+    }
+
+    /// Emits `per` references to elements (i, j0..j1) of grid `g`; the range lies in one
+    /// partition, so it is contiguous in either layout.
+    fn seg(&self, out: &mut Vec<Op>, g: ArrayId, i: u64, j0: u64, j1: u64, per: u32, write: bool) {
+        if j1 <= j0 {
+            return;
+        }
+        let base = self.layout.array(g).base;
+        self.emit.range(
+            out,
+            base + self.lin(i, j0) * self.elem,
+            j1 - j0,
+            self.elem,
+            per,
+            write,
+        );
+    }
+}
+
+impl LoopBody for JacobiBody {
+    fn iterations(&self) -> u32 {
+        self.iterations
+    }
+    fn chunks(&self) -> u32 {
+        (self.prow * self.pcol) as u32
+    }
+    fn chunk(&self, iter: u32, chunk: u32, out: &mut Vec<Op>) {
+        let old = self.grids[(iter % 2) as usize];
+        let new = self.grids[((iter + 1) % 2) as usize];
+        let (pr, pc) = (chunk as u64 / self.pcol, chunk as u64 % self.pcol);
+        let (r0, r1) = (pr * self.rpp, (pr + 1) * self.rpp);
+        let (c0, c1) = (pc * self.cpp, (pc + 1) * self.cpp);
+        let n = self.n;
+        for i in r0..r1 {
+            // Up neighbours.
+            if i > 0 {
+                self.seg(out, old, i - 1, c0, c1, 1, false);
+            }
+            // Left and right neighbours in row i: the element left of the segment and the
+            // two ends are read once, the interior twice, the element right of it once.
+            if c0 > 0 {
+                self.seg(out, old, i, c0 - 1, c0, 1, false);
+            }
+            if c1 - c0 >= 2 {
+                self.seg(out, old, i, c0, c0 + 1, 1, false);
+                self.seg(out, old, i, c0 + 1, c1 - 1, 2, false);
+                self.seg(out, old, i, c1 - 1, c1, 1, false);
+            }
+            if c1 < n {
+                self.seg(out, old, i, c1, c1 + 1, 1, false);
+            }
+            // Down neighbours.
+            if i + 1 < n {
+                self.seg(out, old, i + 1, c0, c1, 1, false);
+            }
+            if self.compute_per_row > Ns::ZERO {
+                out.push(Op::Compute(self.compute_per_row));
+            }
+            self.seg(out, new, i, c0, c1, 1, true);
+        }
+    }
+}
+
+/// The `jacobi` program.
+#[derive(Debug)]
+pub struct Jacobi {
+    fj: ForkJoin<JacobiBody>,
+    hints: Vec<Option<u32>>,
+    threads: u32,
+}
+
+impl Jacobi {
+    /// Builds the program for `machine`.
+    pub fn new(c: &JacobiConfig, machine: &Machine) -> Result<Jacobi, ConfigError> {
+        if c.n == 0 {
+            return Err(ConfigError::new("workload.n", "must be at least 1"));
+        }
+        if c.elem_bytes == 0 {
+            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
+        }
+        if c.iterations == 0 {
+            return Err(ConfigError::new(
+                "workload.iterations",
+                "must be at least 1",
+            ));
+        }
+        let threads = thread_count("workload.threads", c.threads, machine)?;
+        let [prow, pcol] = match c.grid {
+            Some(g) => g,
+            None => square_grid(threads),
+        };
+        if prow == 0 || pcol == 0 {
+            return Err(ConfigError::new(
+                "workload.grid",
+                "both dimensions must be at least 1",
+            ));
+        }
+        if prow * pcol != threads {
+            return Err(ConfigError::new(
+                "workload.grid",
+                format!(
+                    "{prow}x{pcol} partitions for {threads} threads: need one partition per thread"
+                ),
+            ));
+        }
+        if c.n % prow as u64 != 0 || c.n % pcol as u64 != 0 {
+            return Err(ConfigError::new(
+                "workload.n",
+                format!(
+                    "{} is not divisible by the {prow}x{pcol} partition grid",
+                    c.n
+                ),
+            ));
+        }
+        let ps = machine.page_size();
+        let mut layout = Layout::new();
+        let g0 = layout.alloc("old", c.n * c.n, c.elem_bytes, ps);
+        let g1 = layout.alloc("new", c.n * c.n, c.elem_bytes, ps);
+        let body = JacobiBody {
+            layout,
+            grids: [g0, g1],
+            n: c.n,
+            prow: prow as u64,
+            pcol: pcol as u64,
+            rpp: c.n / prow as u64,
+            cpp: c.n / pcol as u64,
+            vertical: c.layout == PageLayout::Vertical,
+            elem: c.elem_bytes,
+            iterations: c.iterations,
+            compute_per_row: Ns(c.compute_ns_per_point * (c.n / pcol as u64)),
+            emit: Emitter { page_size: ps },
+        };
+        let hints = match c.variant {
+            Variant::Uma => Vec::new(),
+            Variant::Numa => {
+                let grids: Vec<(u64, u64)> = [g0, g1]
+                    .iter()
+                    .map(|&g| {
+                        let a = body.layout.array(g);
+                        (a.base, a.base + a.span())
+                    })
+                    .collect();
+                hints_by_first_byte(body.layout.pages(ps), ps, |byte| {
+                    grids
+                        .iter()
+                        .find(|(lo, hi)| byte >= *lo && byte < *hi)
+                        .map(|(lo, _)| body.owner((byte - lo) / body.elem))
+                })
+            }
+        };
+        Ok(Jacobi {
+            fj: ForkJoin::new(body, threads),
+            hints,
+            threads,
+        })
+    }
+}
+
+impl Program for Jacobi {
+    fn name(&self) -> &str {
+        "jacobi"
+    }
+    fn threads(&self) -> u32 {
+        self.threads
+    }
+    fn layout(&self) -> &Layout {
+        &self.fj.body().layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &self.hints
+    }
+    fn next_ops(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
+        self.fj.next_ops(t, running, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn square_grid_prefers_square() {
+        assert_eq!(square_grid(16), [4, 4]);
+        assert_eq!(square_grid(8), [2, 4]);
+        assert_eq!(square_grid(17), [1, 17]);
+        assert_eq!(square_grid(1), [1, 1]);
+    }
+}

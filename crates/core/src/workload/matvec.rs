@@ -1,0 +1,194 @@
+//! `matvec`: dense vector-matrix multiply y = A x (Holliday §4.2 without the synthetic
+//! sparsity). The rows of A are dealt to the threads in contiguous blocks; each entry of a
+//! row is referenced `repeat` times and y[i] is written once per row. x is each processor's
+//! private copy (as in Holliday's testbed), so it costs no shared references.
+
+use super::{hints_by_first_byte, thread_count, Emitter, ForkJoin, LoopBody, Op, Program, Variant};
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::memory::{ArrayId, Layout};
+use crate::types::Ns;
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `matvec`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MatvecConfig {
+    /// Matrix order N (A is N x N). Default 512 (Holliday's matrix).
+    pub n: u64,
+    /// References to each entry of A. Default 1 (Holliday also used 10 and 20).
+    pub repeat: u32,
+    /// Element size in bytes. Default 4 (single-precision floats).
+    pub elem_bytes: u64,
+    /// Threads; default: one per processor.
+    pub threads: Option<u32>,
+    /// Times the whole product is computed, each an iteration ending in a barrier.
+    /// Default 1.
+    pub iterations: u32,
+    /// Start every row of A on a new page (Holliday's layout). Default false.
+    pub row_per_page: bool,
+    /// Computation per entry, in ns, besides the references. Default 0.
+    pub compute_ns_per_entry: u64,
+    /// `uma` (no placement) or `numa` (rows on the node of the thread that reads them).
+    pub variant: Variant,
+}
+
+impl Default for MatvecConfig {
+    fn default() -> Self {
+        MatvecConfig {
+            n: 512,
+            repeat: 1,
+            elem_bytes: 4,
+            threads: None,
+            iterations: 1,
+            row_per_page: false,
+            compute_ns_per_entry: 0,
+            variant: Variant::Uma,
+        }
+    }
+}
+
+/// The loop body: chunk c is the c-th block of rows.
+#[derive(Debug)]
+pub struct MatvecBody {
+    layout: Layout,
+    a: ArrayId,
+    y: ArrayId,
+    n: u64,
+    repeat: u32,
+    iterations: u32,
+    blocks: u32,
+    compute_per_row: Ns,
+    emit: Emitter,
+}
+
+impl MatvecBody {
+    /// Rows of block `c`.
+    fn rows(&self, c: u32) -> std::ops::Range<u64> {
+        let lo = self.n * c as u64 / self.blocks as u64;
+        let hi = self.n * (c as u64 + 1) / self.blocks as u64;
+        lo..hi
+    }
+}
+
+impl LoopBody for MatvecBody {
+    fn iterations(&self) -> u32 {
+        self.iterations
+    }
+    fn chunks(&self) -> u32 {
+        self.blocks
+    }
+    fn chunk(&self, _iter: u32, chunk: u32, out: &mut Vec<Op>) {
+        let a = self.layout.array(self.a);
+        let y = self.layout.array(self.y);
+        for i in self.rows(chunk) {
+            self.emit
+                .range(out, a.addr(i, 0), self.n, a.elem_bytes, self.repeat, false);
+            if self.compute_per_row > Ns::ZERO {
+                out.push(Op::Compute(self.compute_per_row));
+            }
+            self.emit.range(out, y.addr(0, i), 1, y.elem_bytes, 1, true);
+        }
+    }
+}
+
+/// The block (of `blocks` contiguous blocks of `n` rows, block c starting at
+/// floor(n c / blocks)) holding row `r`.
+pub(crate) fn block_of(r: u64, n: u64, blocks: u32) -> u32 {
+    (((r + 1) * blocks as u64).div_ceil(n) - 1) as u32
+}
+
+/// The `matvec` program.
+#[derive(Debug)]
+pub struct Matvec {
+    fj: ForkJoin<MatvecBody>,
+    hints: Vec<Option<u32>>,
+    threads: u32,
+}
+
+impl Matvec {
+    /// Builds the program for `machine`.
+    pub fn new(c: &MatvecConfig, machine: &Machine) -> Result<Matvec, ConfigError> {
+        if c.n == 0 {
+            return Err(ConfigError::new("workload.n", "must be at least 1"));
+        }
+        if c.elem_bytes == 0 {
+            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
+        }
+        if c.repeat == 0 {
+            return Err(ConfigError::new("workload.repeat", "must be at least 1"));
+        }
+        if c.iterations == 0 {
+            return Err(ConfigError::new(
+                "workload.iterations",
+                "must be at least 1",
+            ));
+        }
+        let threads = thread_count("workload.threads", c.threads, machine)?;
+        if threads as u64 > c.n {
+            return Err(ConfigError::new(
+                "workload.threads",
+                format!(
+                    "{threads} threads for {} rows: every thread needs a row",
+                    c.n
+                ),
+            ));
+        }
+        let ps = machine.page_size();
+        let mut layout = Layout::new();
+        let row_align = if c.row_per_page { ps } else { 1 };
+        let a = layout.alloc_2d("A", c.n, c.n, c.elem_bytes, ps, row_align);
+        let y = layout.alloc("y", c.n, c.elem_bytes, ps);
+        let body = MatvecBody {
+            layout,
+            a,
+            y,
+            n: c.n,
+            repeat: c.repeat,
+            iterations: c.iterations,
+            blocks: threads,
+            compute_per_row: Ns(c.compute_ns_per_entry * c.n),
+            emit: Emitter { page_size: ps },
+        };
+        let hints = match c.variant {
+            Variant::Uma => Vec::new(),
+            Variant::Numa => {
+                let arr_a = body.layout.array(a).clone();
+                let arr_y = body.layout.array(y).clone();
+                let owner_of_row = |row: u64| block_of(row, c.n, threads);
+                hints_by_first_byte(body.layout.pages(ps), ps, |byte| {
+                    if byte >= arr_a.base && byte < arr_a.base + arr_a.rows * arr_a.row_stride {
+                        Some(owner_of_row((byte - arr_a.base) / arr_a.row_stride))
+                    } else if byte >= arr_y.base && byte < arr_y.base + arr_y.span() {
+                        Some(owner_of_row((byte - arr_y.base) / arr_y.elem_bytes))
+                    } else {
+                        None
+                    }
+                })
+            }
+        };
+        Ok(Matvec {
+            fj: ForkJoin::new(body, threads),
+            hints,
+            threads,
+        })
+    }
+}
+
+impl Program for Matvec {
+    fn name(&self) -> &str {
+        "matvec"
+    }
+    fn threads(&self) -> u32 {
+        self.threads
+    }
+    fn layout(&self) -> &Layout {
+        &self.fj.body().layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &self.hints
+    }
+    fn next_ops(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
+        self.fj.next_ops(t, running, out);
+    }
+}

@@ -1,0 +1,364 @@
+//! Workloads: programs whose threads issue operations, generated lazily.
+//!
+//! A program is either fork-join (a [`LoopBody`] driven by [`ForkJoin`]: each iteration's
+//! chunks, its memory affinity sets, are dealt to the threads running at the start of the
+//! iteration, so a preempted thread's chunk moves to another node) or free-running (it
+//! implements [`Program`] directly).
+
+pub mod jacobi;
+pub mod matvec;
+
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::memory::Layout;
+use crate::types::{Ns, Vpn};
+use serde::{Deserialize, Serialize};
+
+pub use jacobi::{JacobiConfig, PageLayout};
+pub use matvec::MatvecConfig;
+
+/// One operation of a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// A run of `count` word references to one page of the program (the unit that keeps
+    /// the simulator fast: references to one page in a row cost one event).
+    Ref {
+        /// Page, numbered within the program's address space.
+        vpn: Vpn,
+        /// Writes (true) or reads (false).
+        write: bool,
+        /// Number of word references.
+        count: u32,
+    },
+    /// Computation without shared references.
+    Compute(Ns),
+    /// Wait until every thread of the program arrives.
+    Barrier,
+    /// Acquire a lock of the program.
+    Lock(u32),
+    /// Release a lock of the program.
+    Unlock(u32),
+    /// A phase-change hint (DUnX).
+    PhaseHint,
+    /// The thread finished an iteration of the program's outer loop.
+    IterationEnd(u32),
+}
+
+/// A program: threads, an address space, and lazily generated operations.
+pub trait Program {
+    /// Name, for reports.
+    fn name(&self) -> &str;
+    /// Number of threads.
+    fn threads(&self) -> u32;
+    /// The address space.
+    fn layout(&self) -> &Layout;
+    /// Program-directed placement: for each page, the (program-local) thread whose node
+    /// should hold it; empty when the program does not place its data (UMA variants).
+    fn placement_hints(&self) -> &[Option<u32>];
+    /// Appends the next operations of thread `t` to `out` (which is empty on entry);
+    /// leaving it empty means the thread is done. `running[i]` says whether thread `i` runs.
+    fn next_ops(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>);
+}
+
+/// Turns element ranges into page reference runs, merging consecutive runs to one page.
+#[derive(Clone, Copy, Debug)]
+pub struct Emitter {
+    /// Page size in bytes.
+    pub page_size: u64,
+}
+
+impl Emitter {
+    /// Emits `per_elem` references to each of `len` consecutive elements of `elem_bytes`
+    /// bytes starting at byte address `addr` (an element counts on the page of its first
+    /// byte).
+    pub fn range(
+        &self,
+        out: &mut Vec<Op>,
+        mut addr: u64,
+        len: u64,
+        elem_bytes: u64,
+        per_elem: u32,
+        write: bool,
+    ) {
+        let mut left = len;
+        while left > 0 {
+            let page = addr / self.page_size;
+            let page_end = (page + 1) * self.page_size;
+            let k = left.min((page_end - addr).div_ceil(elem_bytes));
+            push_ref(out, Vpn(page as u32), write, k * per_elem as u64);
+            addr += k * elem_bytes;
+            left -= k;
+        }
+    }
+}
+
+/// Appends a reference run, merging it into the previous op when that is a run of the same
+/// kind to the same page.
+pub fn push_ref(out: &mut Vec<Op>, vpn: Vpn, write: bool, count: u64) {
+    if count == 0 {
+        return;
+    }
+    if let Some(Op::Ref {
+        vpn: v,
+        write: w,
+        count: c,
+    }) = out.last_mut()
+    {
+        if *v == vpn && *w == write && (*c as u64 + count) <= u32::MAX as u64 {
+            *c += count as u32;
+            return;
+        }
+    }
+    let mut count = count;
+    while count > 0 {
+        let c = count.min(u32::MAX as u64);
+        out.push(Op::Ref {
+            vpn,
+            write,
+            count: c as u32,
+        });
+        count -= c;
+    }
+}
+
+/// The body of a fork-join loop program.
+pub trait LoopBody {
+    /// Number of outer iterations.
+    fn iterations(&self) -> u32;
+    /// Number of chunks (memory affinity sets) per iteration.
+    fn chunks(&self) -> u32;
+    /// Appends the operations of chunk `chunk` in iteration `iter`.
+    fn chunk(&self, iter: u32, chunk: u32, out: &mut Vec<Op>);
+}
+
+/// Drives a [`LoopBody`]: each thread runs the chunks dealt to it, then a barrier and an
+/// iteration end. Chunk `c` goes to thread `c mod threads` when it runs; chunks of threads
+/// that do not run are dealt round robin to the running ones.
+#[derive(Debug)]
+pub struct ForkJoin<B> {
+    body: B,
+    threads: u32,
+    next_iter: Vec<u32>,
+    dealt_iter: Option<u32>,
+    deal: Vec<Vec<u32>>,
+}
+
+impl<B: LoopBody> ForkJoin<B> {
+    /// A driver for `body` with `threads` threads.
+    pub fn new(body: B, threads: u32) -> ForkJoin<B> {
+        ForkJoin {
+            body,
+            threads,
+            next_iter: vec![0; threads as usize],
+            dealt_iter: None,
+            deal: vec![Vec::new(); threads as usize],
+        }
+    }
+
+    /// The loop body.
+    pub fn body(&self) -> &B {
+        &self.body
+    }
+
+    fn deal_chunks(&mut self, running: &[bool]) {
+        for d in &mut self.deal {
+            d.clear();
+        }
+        let live: Vec<u32> = (0..self.threads).filter(|&t| running[t as usize]).collect();
+        let mut orphan = 0usize;
+        for c in 0..self.body.chunks() {
+            let owner = c % self.threads;
+            let t = if running[owner as usize] || live.is_empty() {
+                owner
+            } else {
+                let t = live[orphan % live.len()];
+                orphan += 1;
+                t
+            };
+            self.deal[t as usize].push(c);
+        }
+    }
+
+    /// Emits thread `t`'s next iteration (see [`Program::next_ops`]).
+    pub fn next_ops(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
+        let iter = self.next_iter[t as usize];
+        if iter >= self.body.iterations() {
+            return;
+        }
+        if self.dealt_iter != Some(iter) {
+            self.deal_chunks(running);
+            self.dealt_iter = Some(iter);
+        }
+        for &c in &self.deal[t as usize] {
+            self.body.chunk(iter, c, out);
+        }
+        out.push(Op::Barrier);
+        out.push(Op::IterationEnd(iter));
+        self.next_iter[t as usize] = iter + 1;
+    }
+}
+
+/// Whether a program places its own data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// UMA style: no placement, the policy decides.
+    #[default]
+    Uma,
+    /// NUMA-tuned: the program places each page on the node of the thread that uses it most.
+    Numa,
+}
+
+/// The registry of workloads: a tagged configuration per workload, with its parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum WorkloadConfig {
+    /// Dense vector-matrix multiply, rows dealt in blocks.
+    Matvec(MatvecConfig),
+    /// Jacobi relaxation on two grids with a 5-point stencil.
+    Jacobi(JacobiConfig),
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig::Jacobi(JacobiConfig::default())
+    }
+}
+
+impl WorkloadConfig {
+    /// Every registered workload with its default parameters.
+    pub fn all() -> Vec<WorkloadConfig> {
+        vec![
+            WorkloadConfig::Matvec(MatvecConfig::default()),
+            WorkloadConfig::Jacobi(JacobiConfig::default()),
+        ]
+    }
+
+    /// The registry name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkloadConfig::Matvec(_) => "matvec",
+            WorkloadConfig::Jacobi(_) => "jacobi",
+        }
+    }
+
+    /// One line saying what the workload is.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            WorkloadConfig::Matvec(_) => {
+                "dense vector-matrix multiply y = Ax, rows dealt in blocks, repeated references per entry (Holliday 4.2)"
+            }
+            WorkloadConfig::Jacobi(_) => {
+                "Jacobi 5-point stencil on two NxN grids, a grid of partitions, a barrier per iteration (Holliday 4.3)"
+            }
+        }
+    }
+
+    /// Builds the programs for `machine`.
+    pub fn build(&self, machine: &Machine) -> Result<Vec<Box<dyn Program>>, ConfigError> {
+        match self {
+            WorkloadConfig::Matvec(c) => Ok(vec![Box::new(matvec::Matvec::new(c, machine)?)]),
+            WorkloadConfig::Jacobi(c) => Ok(vec![Box::new(jacobi::Jacobi::new(c, machine)?)]),
+        }
+    }
+}
+
+/// Resolves a thread count: `Some(n)` as given (n >= 1), `None` = every processor.
+pub(crate) fn thread_count(
+    field: &str,
+    threads: Option<u32>,
+    machine: &Machine,
+) -> Result<u32, ConfigError> {
+    match threads {
+        Some(0) => Err(ConfigError::new(field, "must be at least 1")),
+        Some(n) => Ok(n),
+        None => Ok(machine.procs() as u32),
+    }
+}
+
+/// Placement hints from an owner-of-byte function: each page goes to the owner of its
+/// first byte.
+pub(crate) fn hints_by_first_byte(
+    pages: u64,
+    page_size: u64,
+    owner: impl Fn(u64) -> Option<u32>,
+) -> Vec<Option<u32>> {
+    (0..pages).map(|p| owner(p * page_size)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emitter_splits_ranges_at_page_boundaries() {
+        let e = Emitter { page_size: 16 };
+        let mut out = Vec::new();
+        // 10 four-byte elements from byte 8: 2 on page 0, 4 on page 1, 4 on page 2.
+        e.range(&mut out, 8, 10, 4, 3, false);
+        assert_eq!(
+            out,
+            vec![
+                Op::Ref {
+                    vpn: Vpn(0),
+                    write: false,
+                    count: 6
+                },
+                Op::Ref {
+                    vpn: Vpn(1),
+                    write: false,
+                    count: 12
+                },
+                Op::Ref {
+                    vpn: Vpn(2),
+                    write: false,
+                    count: 12
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn consecutive_runs_to_one_page_merge() {
+        let mut out = Vec::new();
+        push_ref(&mut out, Vpn(3), true, 2);
+        push_ref(&mut out, Vpn(3), true, 5);
+        push_ref(&mut out, Vpn(3), false, 1);
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            out[0],
+            Op::Ref {
+                vpn: Vpn(3),
+                write: true,
+                count: 7
+            }
+        );
+    }
+
+    struct Chunks;
+    impl LoopBody for Chunks {
+        fn iterations(&self) -> u32 {
+            1
+        }
+        fn chunks(&self) -> u32 {
+            4
+        }
+        fn chunk(&self, _iter: u32, chunk: u32, out: &mut Vec<Op>) {
+            out.push(Op::Compute(Ns(chunk as u64)));
+        }
+    }
+
+    #[test]
+    fn chunks_of_a_stopped_thread_go_to_running_threads() {
+        let mut fj = ForkJoin::new(Chunks, 4);
+        let running = [true, false, true, true];
+        let mut out = Vec::new();
+        fj.next_ops(0, &running, &mut out);
+        // Thread 0 runs its own chunk 0 and, first in line, the orphaned chunk 1.
+        assert_eq!(&out[..2], &[Op::Compute(Ns(0)), Op::Compute(Ns(1))]);
+        out.clear();
+        fj.next_ops(2, &running, &mut out);
+        assert_eq!(out[0], Op::Compute(Ns(2)));
+        assert_eq!(out[1], Op::Barrier);
+    }
+}

@@ -1,0 +1,38 @@
+//! Machine presets: data files with the papers' figures, compiled into the binary.
+
+use crate::resolve::UserError;
+
+/// Name of the machine a bare `numaplace run` uses.
+pub const DEFAULT_MACHINE: &str = "butterfly-plus";
+
+/// Every preset as (name, TOML text).
+pub const PRESETS: &[(&str, &str)] = &[
+    (
+        "butterfly-plus",
+        include_str!("../presets/butterfly-plus.toml"),
+    ),
+    ("gp1000", include_str!("../presets/gp1000.toml")),
+    ("tc2000", include_str!("../presets/tc2000.toml")),
+    ("origin2000", include_str!("../presets/origin2000.toml")),
+    ("epyc-2s", include_str!("../presets/epyc-2s.toml")),
+];
+
+/// Preset names.
+pub fn names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// The preset `name` as a TOML table.
+pub fn preset_table(name: &str) -> Result<toml::Table, UserError> {
+    let (_, text) = PRESETS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+        UserError::new(format!(
+            "unknown machine `{name}`; known machines: {}",
+            names().join(", ")
+        ))
+    })?;
+    let mut t: toml::Table = text
+        .parse()
+        .map_err(|e| UserError::new(format!("built-in preset `{name}` is malformed: {e}")))?;
+    t.insert("preset".into(), toml::Value::String(name.to_string()));
+    Ok(t)
+}

@@ -1,0 +1,149 @@
+//! Human-readable output: summary tables of a run, a machine, the registry.
+
+use numaplace_core::{Machine, RunConfig, Stats};
+use std::fmt::Write;
+
+fn secs(ns: u64) -> String {
+    format!("{:.6} s", ns as f64 * 1e-9)
+}
+
+fn pct(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
+/// The summary table of a run.
+pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "machine {}  workload {}  policy {}  scheduler {}  seed {}",
+        cfg.machine.preset,
+        cfg.workload.kind(),
+        cfg.policy.kind(),
+        cfg.scheduler.kind(),
+        cfg.seed
+    );
+    let r = &s.refs;
+    let e = &s.events;
+    let rows: Vec<(&str, String)> = vec![
+        ("makespan", secs(s.makespan_ns)),
+        ("references", r.total.to_string()),
+        (
+            "  local",
+            format!("{} ({})", r.local, pct(r.local, r.total)),
+        ),
+        (
+            "  remote",
+            format!("{} ({})", r.remote, pct(r.remote, r.total)),
+        ),
+        (
+            "  cached",
+            format!("{} ({})", r.cached, pct(r.cached, r.total)),
+        ),
+        ("faults", e.faults.to_string()),
+        ("migrations", e.migrations.to_string()),
+        ("replications", e.replications.to_string()),
+        ("coherency faults", e.coherency_faults.to_string()),
+        ("invalidations", e.invalidations.to_string()),
+        (
+            "freezes / defrosts",
+            format!("{} / {}", e.freezes, e.defrosts),
+        ),
+        ("refused (no frame)", e.refused.to_string()),
+        ("daemon busy", secs(s.daemon_busy_ns)),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(o, "  {k:<20} {v}");
+    }
+    let _ = writeln!(o, "  threads:");
+    let _ = writeln!(
+        o,
+        "    {:>4} {:>4} {:>14} {:>12} {:>12} {:>8} {:>12}",
+        "id", "node", "completion", "local", "remote", "faults", "sync wait"
+    );
+    let shown = s.threads.len().min(64);
+    for t in &s.threads[..shown] {
+        let _ = writeln!(
+            o,
+            "    {:>4} {:>4} {:>14} {:>12} {:>12} {:>8} {:>12}",
+            t.id,
+            t.node,
+            secs(t.completion_ns),
+            t.refs.local,
+            t.refs.remote,
+            t.faults,
+            secs(t.sync_wait_ns)
+        );
+    }
+    if shown < s.threads.len() {
+        let _ = writeln!(
+            o,
+            "    ... {} more threads in the JSON output",
+            s.threads.len() - shown
+        );
+    }
+    o
+}
+
+/// The per-page post-mortem: the `top` pages by fault count, then remote references.
+pub fn page_report(s: &Stats, top: usize) -> String {
+    let mut pages: Vec<_> = s
+        .pages
+        .iter()
+        .filter(|p| p.refs.total > 0 || p.faults > 0)
+        .collect();
+    pages.sort_by_key(|p| {
+        (
+            std::cmp::Reverse(p.faults),
+            std::cmp::Reverse(p.refs.remote),
+            p.vpn,
+        )
+    });
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "  {:>6} {:>10} {:>10} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5} {:>6}",
+        "page", "local", "remote", "faults", "moves", "copies", "cohf", "freezes", "home", "frozen"
+    );
+    for p in pages.iter().take(top) {
+        let _ = writeln!(
+            o,
+            "  {:>6} {:>10} {:>10} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5} {:>6}",
+            p.vpn,
+            p.refs.local,
+            p.refs.remote,
+            p.faults,
+            p.migrations,
+            p.replications,
+            p.coherency_faults,
+            p.freezes,
+            p.home,
+            if p.frozen_at_end { "yes" } else { "no" }
+        );
+    }
+    o
+}
+
+/// A machine's resolved values.
+pub fn machine_summary(m: &Machine) -> String {
+    let c = &m.config;
+    let mut o = String::new();
+    let _ = writeln!(o, "{}: {}", c.preset, c.description);
+    let _ = writeln!(
+        o,
+        "  nodes {} x {} processors, {} frames of {} bytes per node, {}-byte words",
+        c.nodes, c.procs_per_node, c.frames_per_node, c.page_size_bytes, c.word_size_bytes
+    );
+    let _ = writeln!(
+        o,
+        "  remote/local read ratio {:.2}; migration {} ns, replication {} ns per page",
+        m.remote_local_ratio(),
+        m.migration_cost().0,
+        m.replication_cost().0
+    );
+    o
+}
