@@ -312,6 +312,13 @@ impl Engine {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));
             policy.init(&mut ctx);
         }
+        // Scheduler changes due at time 0 apply before any thread starts, so a thread
+        // preempted at 0 is not running when the first iteration's chunks are dealt.
+        match engine.scheduler.next_event() {
+            Some(Ns::ZERO) => engine.sched_event(Ns::ZERO),
+            Some(t) => engine.push(t, SCHED_EVENT),
+            None => {}
+        }
         for t in 0..nthreads {
             if engine.threads[t as usize].proc.is_some() {
                 engine.queue_thread(t, Ns::ZERO);
@@ -319,9 +326,6 @@ impl Engine {
         }
         for (i, s) in specs.iter().enumerate() {
             engine.push(s.first_wake, DAEMON_BASE + i as u32);
-        }
-        if let Some(t) = engine.scheduler.next_event() {
-            engine.push(t, SCHED_EVENT);
         }
         if let Some(i) = engine.series_interval {
             engine.push(i, TICK_EVENT);
