@@ -1,1 +1,89 @@
-fn main() {}
+//! Criterion benchmarks of the engine's hot loop: reference runs through mappings.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use numaplace_core::machine::{Costs, MachineConfig, Topology};
+use numaplace_core::policy::{StaticConfig, StaticPlacement};
+use numaplace_core::workload::{JacobiConfig, MatvecConfig, Variant, WorkloadConfig};
+use numaplace_core::{PolicyConfig, ReportConfig, RunConfig};
+
+fn machine(page: u64) -> MachineConfig {
+    MachineConfig {
+        preset: "bench".into(),
+        description: String::new(),
+        nodes: 16,
+        procs_per_node: 1,
+        frames_per_node: 1 << 16,
+        page_size_bytes: page,
+        word_size_bytes: 4,
+        topology: Topology::Uniform,
+        costs: Costs {
+            local_read_ns: 320,
+            local_write_ns: 320,
+            remote_read_ns: 5000,
+            remote_write_ns: 5000,
+            cached_read_ns: None,
+            page_fault_ns: 230_000,
+            migrate_fixed_ns: 250_000,
+            replicate_fixed_ns: 0,
+            block_transfer_per_word_ns: 1084,
+            coherency_fault_fixed_ns: 3000,
+            coherency_per_copy_ns: 10_000,
+            shootdown_per_node_ns: 7000,
+            pte_lock_ns: 0,
+            pte_examine_ns: 0,
+            module_service_ns: 320,
+        },
+        contention: false,
+    }
+}
+
+fn config(page: u64, workload: WorkloadConfig) -> RunConfig {
+    RunConfig {
+        machine: machine(page),
+        workload,
+        policy: PolicyConfig::Static(StaticConfig {
+            placement: StaticPlacement::RoundRobin,
+            node: 0,
+        }),
+        scheduler: Default::default(),
+        seed: 1,
+        report: ReportConfig {
+            per_page: false,
+            series_interval_ns: 0,
+        },
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("engine");
+    let jacobi = config(
+        64,
+        WorkloadConfig::Jacobi(JacobiConfig {
+            n: 256,
+            iterations: 4,
+            ..Default::default()
+        }),
+    );
+    let ops = jacobi.run().unwrap().ops;
+    g.throughput(Throughput::Elements(ops));
+    g.bench_function("jacobi-256-64B-pages (ops)", |b| {
+        b.iter(|| jacobi.run().unwrap())
+    });
+    let matvec = config(
+        1024,
+        WorkloadConfig::Matvec(MatvecConfig {
+            n: 512,
+            variant: Variant::Uma,
+            ..Default::default()
+        }),
+    );
+    let ops = matvec.run().unwrap().ops;
+    g.throughput(Throughput::Elements(ops));
+    g.bench_function("matvec-512-1KB-pages (ops)", |b| {
+        b.iter(|| matvec.run().unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -129,7 +129,10 @@ impl Machine {
         if config.page_size_bytes == 0 {
             return err("page_size_bytes", "must be positive".into());
         }
-        if config.page_size_bytes % config.word_size_bytes != 0 {
+        if !config
+            .page_size_bytes
+            .is_multiple_of(config.word_size_bytes)
+        {
             return err(
                 "page_size_bytes",
                 format!(

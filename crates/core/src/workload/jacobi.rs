@@ -67,7 +67,7 @@ impl Default for JacobiConfig {
 /// The most nearly square [rows, cols] factorisation of `t`.
 fn square_grid(t: u32) -> [u32; 2] {
     let mut r = (t as f64).sqrt() as u32;
-    while r > 1 && t % r != 0 {
+    while r > 1 && !t.is_multiple_of(r) {
         r -= 1;
     }
     let r = r.max(1);
@@ -121,7 +121,16 @@ impl JacobiBody {
 
     /// Emits `per` references to elements (i, j0..j1) of grid `g`; the range lies in one
     /// partition, so it is contiguous in either layout.
-    fn seg(&self, out: &mut Vec<Op>, g: ArrayId, i: u64, j0: u64, j1: u64, per: u32, write: bool) {
+    fn seg(
+        &self,
+        out: &mut Vec<Op>,
+        g: ArrayId,
+        i: u64,
+        cols: std::ops::Range<u64>,
+        per: u32,
+        write: bool,
+    ) {
+        let (j0, j1) = (cols.start, cols.end);
         if j1 <= j0 {
             return;
         }
@@ -154,29 +163,29 @@ impl LoopBody for JacobiBody {
         for i in r0..r1 {
             // Up neighbours.
             if i > 0 {
-                self.seg(out, old, i - 1, c0, c1, 1, false);
+                self.seg(out, old, i - 1, c0..c1, 1, false);
             }
             // Left and right neighbours in row i: the element left of the segment and the
             // two ends are read once, the interior twice, the element right of it once.
             if c0 > 0 {
-                self.seg(out, old, i, c0 - 1, c0, 1, false);
+                self.seg(out, old, i, c0 - 1..c0, 1, false);
             }
             if c1 - c0 >= 2 {
-                self.seg(out, old, i, c0, c0 + 1, 1, false);
-                self.seg(out, old, i, c0 + 1, c1 - 1, 2, false);
-                self.seg(out, old, i, c1 - 1, c1, 1, false);
+                self.seg(out, old, i, c0..c0 + 1, 1, false);
+                self.seg(out, old, i, c0 + 1..c1 - 1, 2, false);
+                self.seg(out, old, i, c1 - 1..c1, 1, false);
             }
             if c1 < n {
-                self.seg(out, old, i, c1, c1 + 1, 1, false);
+                self.seg(out, old, i, c1..c1 + 1, 1, false);
             }
             // Down neighbours.
             if i + 1 < n {
-                self.seg(out, old, i + 1, c0, c1, 1, false);
+                self.seg(out, old, i + 1, c0..c1, 1, false);
             }
             if self.compute_per_row > Ns::ZERO {
                 out.push(Op::Compute(self.compute_per_row));
             }
-            self.seg(out, new, i, c0, c1, 1, true);
+            self.seg(out, new, i, c0..c1, 1, true);
         }
     }
 }
@@ -223,7 +232,7 @@ impl Jacobi {
                 ),
             ));
         }
-        if c.n % prow as u64 != 0 || c.n % pcol as u64 != 0 {
+        if !c.n.is_multiple_of(prow as u64) || !c.n.is_multiple_of(pcol as u64) {
             return Err(ConfigError::new(
                 "workload.n",
                 format!(

@@ -1,0 +1,221 @@
+//! The `numaplace` command as a user meets it: output, JSON, and clear errors with exit
+//! code 2 for bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn numaplace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_numaplace"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("numaplace-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+const SMALL: &[&str] = &["--set", "workload.n=64", "--set", "workload.iterations=2"];
+
+#[test]
+fn bare_run_prints_a_summary() {
+    let o = numaplace(&["run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("makespan"));
+    assert!(out.contains("butterfly-plus"));
+}
+
+#[test]
+fn json_output_has_the_documented_fields() {
+    let path = tmp("fields.json");
+    let mut args = vec!["run", "--json", path.to_str().unwrap()];
+    args.extend_from_slice(SMALL);
+    let o = numaplace(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for key in [
+        "makespan_ns",
+        "refs",
+        "faults",
+        "migrations",
+        "replications",
+        "coherency_faults",
+        "freezes",
+        "defrosts",
+        "threads",
+        "config",
+    ] {
+        assert!(v.get(key).is_some(), "missing `{key}`");
+    }
+    for key in ["local", "remote", "cached", "total"] {
+        assert!(v["refs"].get(key).is_some(), "missing refs.{key}");
+    }
+    assert_eq!(v["config"]["workload"]["n"], 64);
+    assert_eq!(v["config"]["machine"]["preset"], "butterfly-plus");
+}
+
+#[test]
+fn two_runs_with_one_seed_write_identical_json() {
+    let a = tmp("a.json");
+    let b = tmp("b.json");
+    for p in [&a, &b] {
+        let mut args = vec![
+            "run",
+            "--seed",
+            "42",
+            "--workload",
+            "matvec",
+            "--json",
+            p.to_str().unwrap(),
+        ];
+        args.extend_from_slice(&["--set", "workload.n=128"]);
+        assert!(numaplace(&args).status.success());
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+}
+
+#[test]
+fn config_file_values_apply_and_set_overrides_them() {
+    let cfg = tmp("run.toml");
+    std::fs::write(
+        &cfg,
+        "seed = 3\n[machine]\npreset = \"tc2000\"\nnodes = 4\n[workload]\nkind = \"matvec\"\nn = 64\n",
+    )
+    .unwrap();
+    let out = tmp("cfg.json");
+    let o = numaplace(&[
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--set",
+        "workload.n=32",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["config"]["machine"]["preset"], "tc2000");
+    assert_eq!(v["config"]["machine"]["nodes"], 4);
+    assert_eq!(v["config"]["workload"]["n"], 32);
+    assert_eq!(v["config"]["seed"], 3);
+}
+
+fn assert_user_error(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(o));
+    let e = stderr(o);
+    assert!(e.contains(needle), "`{needle}` not in: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn unknown_machine_is_a_user_error() {
+    assert_user_error(
+        &numaplace(&["run", "--machine", "cray-1"]),
+        "unknown machine `cray-1`",
+    );
+}
+
+#[test]
+fn unknown_workload_is_a_user_error() {
+    assert_user_error(
+        &numaplace(&["run", "--workload", "lu"]),
+        "unknown variant `lu`",
+    );
+}
+
+#[test]
+fn unknown_policy_is_a_user_error() {
+    assert_user_error(
+        &numaplace(&["run", "--policy", "lru"]),
+        "unknown variant `lru`",
+    );
+}
+
+#[test]
+fn zero_page_size_is_a_user_error() {
+    assert_user_error(
+        &numaplace(&["run", "--set", "machine.page_size_bytes=0"]),
+        "machine.page_size_bytes",
+    );
+}
+
+#[test]
+fn negative_page_size_is_a_user_error() {
+    assert_user_error(
+        &numaplace(&["run", "--set", "machine.page_size_bytes=-4096"]),
+        "machine.page_size_bytes",
+    );
+}
+
+#[test]
+fn malformed_toml_names_the_line() {
+    let cfg = tmp("bad.toml");
+    std::fs::write(&cfg, "seed = 1\n[workload]\nkind = \"jacobi\"\nn = = 3\n").unwrap();
+    assert_user_error(
+        &numaplace(&["run", "--config", cfg.to_str().unwrap()]),
+        "bad.toml:4",
+    );
+}
+
+#[test]
+fn unknown_set_field_is_a_user_error_naming_it() {
+    assert_user_error(
+        &numaplace(&["run", "--set", "machine.costs.warp_ns=3"]),
+        "warp_ns",
+    );
+    assert_user_error(&numaplace(&["run", "--set", "workload.sizee=3"]), "sizee");
+}
+
+#[test]
+fn set_without_equals_is_a_user_error() {
+    assert_user_error(
+        &numaplace(&["run", "--set", "workload.n"]),
+        "expected path.to.field=value",
+    );
+}
+
+#[test]
+fn missing_config_file_is_a_user_error() {
+    assert_user_error(
+        &numaplace(&["run", "--config", "/nonexistent/run.toml"]),
+        "cannot read",
+    );
+}
+
+#[test]
+fn list_names_every_registry_entry() {
+    let o = numaplace(&["list"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    for name in [
+        "butterfly-plus",
+        "gp1000",
+        "tc2000",
+        "origin2000",
+        "epyc-2s",
+        "matvec",
+        "jacobi",
+        "static",
+        "dedicated",
+    ] {
+        assert!(out.contains(name), "`{name}` missing from list");
+    }
+}
+
+#[test]
+fn machine_show_prints_resolved_values() {
+    let o = numaplace(&["machine", "show", "tc2000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("cached_read_ns = 61"));
+    assert!(out.contains("remote/local read ratio 3.52"));
+}

@@ -1,0 +1,53 @@
+//! Every registered machine, workload, policy and scheduler resolves and runs.
+
+use numaplace_core::sched::SchedulerConfig;
+use numaplace_core::workload::WorkloadConfig;
+use numaplace_core::PolicyConfig;
+use numaplace_harness::{presets, resolve, run_to_json, Overrides};
+
+#[test]
+fn every_machine_workload_and_policy_runs() {
+    for machine in presets::names() {
+        for w in WorkloadConfig::all() {
+            for p in PolicyConfig::all() {
+                let ov = Overrides {
+                    machine: Some(machine.to_string()),
+                    workload: Some(w.kind().to_string()),
+                    policy: Some(p.kind().to_string()),
+                    seed: Some(1),
+                    sets: vec!["workload.n=128".into(), "workload.iterations=1".into()],
+                };
+                let cfg = resolve(None, &ov)
+                    .unwrap_or_else(|e| panic!("{machine}/{}/{}: {e}", w.kind(), p.kind()));
+                let out = run_to_json(&cfg)
+                    .unwrap_or_else(|e| panic!("{machine}/{}/{}: {e}", w.kind(), p.kind()));
+                assert!(out.stats.makespan_ns > 0);
+                assert_eq!(out.json["config"]["machine"]["preset"], machine);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_scheduler_resolves_by_name() {
+    for s in SchedulerConfig::all() {
+        let ov = Overrides {
+            sets: vec![
+                format!("scheduler.kind=\"{}\"", s.kind()),
+                "workload.n=64".into(),
+            ],
+            ..Default::default()
+        };
+        let cfg = resolve(None, &ov).unwrap();
+        assert_eq!(cfg.scheduler.kind(), s.kind());
+    }
+}
+
+#[test]
+fn presets_round_trip_through_the_typed_config() {
+    for name in presets::names() {
+        let table = presets::preset_table(name).unwrap();
+        let m: numaplace_core::MachineConfig = toml::Value::Table(table).try_into().unwrap();
+        numaplace_core::Machine::new(m).unwrap();
+    }
+}
