@@ -43,7 +43,7 @@ fn config(page: u64, workload: WorkloadConfig) -> RunConfig {
         workload,
         policy: PolicyConfig::Static(StaticConfig {
             placement: StaticPlacement::RoundRobin,
-            node: 0,
+            ..Default::default()
         }),
         scheduler: Default::default(),
         seed: 1,

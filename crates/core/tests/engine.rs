@@ -74,7 +74,10 @@ fn run_cfg(machine: MachineConfig, workload: WorkloadConfig, policy: PolicyConfi
 }
 
 fn static_policy(placement: StaticPlacement) -> PolicyConfig {
-    PolicyConfig::Static(StaticConfig { placement, node: 0 })
+    PolicyConfig::Static(StaticConfig {
+        placement,
+        ..Default::default()
+    })
 }
 
 fn small_jacobi(variant: Variant, layout: PageLayout) -> WorkloadConfig {
@@ -466,4 +469,26 @@ fn page_size_decides_which_jacobi_partitions_share_a_page() {
         static_policy(StaticPlacement::Program),
     );
     assert!(horizontal.refs.remote > vertical.refs.remote);
+}
+
+#[test]
+fn program_placement_falls_back_for_pages_the_program_does_not_place() {
+    let policy = PolicyConfig::Static(StaticConfig {
+        placement: StaticPlacement::Program,
+        fallback: StaticPlacement::RoundRobin,
+        ..Default::default()
+    });
+    let s = run_cfg(
+        sixteen_nodes(),
+        small_jacobi(Variant::Uma, PageLayout::Vertical),
+        policy,
+    );
+    // Round robin: page v on node v mod 16, placed before any touch.
+    let wrong: Vec<_> = s
+        .pages
+        .iter()
+        .filter(|p| p.home as u32 != p.vpn % 16)
+        .map(|p| (p.vpn, p.home))
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:?}");
 }

@@ -21,7 +21,7 @@ pub enum StaticPlacement {
     /// Every page on node `node`, at time 0.
     Fixed,
     /// Where the program asks (its NUMA variant's placement); pages it says nothing about
-    /// fall back to first touch.
+    /// (all of them in a UMA variant) are placed by `fallback`.
     Program,
 }
 
@@ -33,6 +33,9 @@ pub struct StaticConfig {
     pub placement: StaticPlacement,
     /// The node for `fixed` placement. Default: 0.
     pub node: u16,
+    /// With `program` placement, the rule for pages the program does not place
+    /// (`first-touch`, `round-robin` or `fixed`). Default: first-touch.
+    pub fallback: StaticPlacement,
 }
 
 impl Default for StaticConfig {
@@ -40,6 +43,7 @@ impl Default for StaticConfig {
         StaticConfig {
             placement: StaticPlacement::FirstTouch,
             node: 0,
+            fallback: StaticPlacement::FirstTouch,
         }
     }
 }
@@ -54,7 +58,16 @@ pub struct StaticPolicy {
 impl StaticPolicy {
     /// A static policy for `machine`.
     pub fn new(config: StaticConfig, machine: &Machine) -> Result<StaticPolicy, ConfigError> {
-        if config.placement == StaticPlacement::Fixed && config.node as usize >= machine.nodes() {
+        if config.fallback == StaticPlacement::Program {
+            return Err(ConfigError::new(
+                "policy.fallback",
+                "must be first-touch, round-robin or fixed",
+            ));
+        }
+        let fixed = config.placement == StaticPlacement::Fixed
+            || (config.placement == StaticPlacement::Program
+                && config.fallback == StaticPlacement::Fixed);
+        if fixed && config.node as usize >= machine.nodes() {
             return Err(ConfigError::new(
                 "policy.node",
                 format!(
@@ -71,6 +84,16 @@ impl StaticPolicy {
     }
 }
 
+impl StaticPolicy {
+    fn rule(&self, rule: StaticPlacement, vpn: Vpn) -> Option<NodeId> {
+        match rule {
+            StaticPlacement::FirstTouch | StaticPlacement::Program => None,
+            StaticPlacement::RoundRobin => Some(NodeId((vpn.0 % self.nodes as u32) as u16)),
+            StaticPlacement::Fixed => Some(NodeId(self.config.node)),
+        }
+    }
+}
+
 impl Policy for StaticPolicy {
     fn name(&self) -> &'static str {
         "static"
@@ -83,10 +106,8 @@ impl Policy for StaticPolicy {
         hint: Option<NodeId>,
     ) -> Option<NodeId> {
         match self.config.placement {
-            StaticPlacement::FirstTouch => None,
-            StaticPlacement::RoundRobin => Some(NodeId((vpn.0 % self.nodes as u32) as u16)),
-            StaticPlacement::Fixed => Some(NodeId(self.config.node)),
-            StaticPlacement::Program => hint,
+            StaticPlacement::Program => hint.or_else(|| self.rule(self.config.fallback, vpn)),
+            rule => self.rule(rule, vpn),
         }
     }
 }
