@@ -273,7 +273,7 @@ impl FortranFormat {
         count: usize,
     ) -> Result<Vec<f64>, MatrixError> {
         let lines: Vec<&str> = text.lines().collect();
-        self.read_with(&lines, count, |slot, field| read_real_slot(slot, field))
+        self.read_with(&lines, count, read_real_slot)
             .map(|(v, _)| v.into_iter().map(|(x, _)| x).collect())
             .map_err(|e| located(name, first_line, lines.len(), count, e))
     }
@@ -289,7 +289,7 @@ impl FortranFormat {
         count: usize,
     ) -> Result<Vec<i64>, MatrixError> {
         let lines: Vec<&str> = text.lines().collect();
-        self.read_with(&lines, count, |slot, field| read_int_slot(slot, field))
+        self.read_with(&lines, count, read_int_slot)
             .map(|(v, _)| v.into_iter().map(|(x, _)| x).collect())
             .map_err(|e| located(name, first_line, lines.len(), count, e))
     }
@@ -306,10 +306,12 @@ fn located(
     match e {
         ReadError::OutOfRecords { got } => MatrixError::at(
             name,
-            first_line + nlines,
+            first_line.saturating_add(nlines),
             ErrorKind::Truncated(format!("expected {count} values, found {got}")),
         ),
-        ReadError::Field { record, kind } => MatrixError::at(name, first_line + record, kind),
+        ReadError::Field { record, kind } => {
+            MatrixError::at(name, first_line.saturating_add(record), kind)
+        }
     }
 }
 
@@ -341,8 +343,8 @@ fn field_text(line: &str, slot: &Slot) -> Result<String, ErrorKind> {
     if slot.col >= bytes.len() {
         return Err(ErrorKind::Truncated(format!(
             "line ends before the field at columns {}-{}",
-            slot.col + 1,
-            slot.col + slot.width
+            slot.col.saturating_add(1),
+            slot.col.saturating_add(slot.width)
         )));
     }
     let end = slot.col.saturating_add(slot.width).min(bytes.len());

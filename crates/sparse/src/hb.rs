@@ -274,11 +274,14 @@ fn header_ints(
             }
         })
         .collect();
-    if let Some(v) = fixed {
-        return Some(v);
-    }
     let rest: String = line.chars().skip(fallback_offset).collect();
     let tokens: Vec<&str> = rest.split_whitespace().collect();
+    if let Some(v) = fixed {
+        // Trust the fixed columns only if they saw every number on the line.
+        if v.iter().flatten().count() == tokens.len().min(count) {
+            return Some(v);
+        }
+    }
     if tokens.len() > count {
         return None;
     }
