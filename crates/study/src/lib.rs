@@ -5,17 +5,27 @@
 //! * [`sweep`] — running points in parallel through a [`Runner`];
 //! * [`stats`] — means, deviations and Student-t confidence intervals;
 //! * [`table`] — summary tables (text, Markdown, CSV);
-//! * [`plot`] — SVG and PNG plots;
+//! * [`plot`] — SVG and PNG plots (text drawn with an embedded Noto Sans);
 //! * [`claims`] and [`reproduce`] — checking a paper's claims;
 //! * [`report`] — tables and plots from a stored results file.
 
+pub mod claims;
+pub mod plot;
+pub mod report;
+pub mod reproduce;
 pub mod spec;
 pub mod stats;
 pub mod store;
 pub mod sweep;
+pub mod table;
 pub mod value;
 
-pub use spec::{expand, parse_spec, RunPoint, Spec, SpecError};
+pub use claims::{evaluate, Claim, ClaimKind, ClaimResult, Status};
+pub use report::{report, ReportOptions, ReportOutput};
+pub use reproduce::{list_papers, reproduce, PaperInfo, ReproReport, ReproduceOptions};
+pub use spec::{expand, load_spec, parse_spec, RunPoint, Spec, SpecError};
+pub use stats::Summary;
 pub use store::{load, Record};
 pub use sweep::{merge, run_sweep, Runner, SweepOptions, SweepOutcome};
+pub use table::{summarize, SummaryTable, TableOptions};
 pub use value::{get_dotted, set_dotted};

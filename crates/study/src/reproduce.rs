@@ -1,0 +1,612 @@
+//! `numaplace reproduce PAPER`: run a paper's studies, show our numbers
+//! beside the paper's, and check its claims.
+//!
+//! A paper lives in `experiments/PAPER/` with a `paper.toml`:
+//!
+//! ```toml
+//! title = "..."
+//! citation = "..."
+//! studies = ["jacobi.toml"]        # spec files, relative to the paper dir
+//!
+//! [[reported]]                     # a number transcribed from the paper
+//! study = "jacobi-numa-vs-uma"     # optional when there is one study
+//! table = "Table 5"
+//! row = { "policy.kind" = "static" }
+//! metric = "makespan_ns"           # optional: the study's metric
+//! value = 129.7e9
+//! unit_note = "seconds in the paper"
+//!
+//! [[claim]]                        # see `claims::Claim`
+//! name = "daemon-slower-small-pages"
+//! text = "..."
+//! study = "jacobi-numa-vs-uma"
+//! kind = "ratio"
+//! left = { where = { "policy.kind" = "daemon" }, metric = "makespan_ns" }
+//! right = { where = { "policy.kind" = "static" } }
+//! at_least = 1.10
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::claims::{evaluate, validate, Claim, ClaimResult, Status};
+use crate::plot::{plot_records, PlotRequest};
+use crate::spec::{default_group_by, load_spec, parse_toml, Spec};
+use crate::sweep::{run_sweep, Runner, SweepOptions};
+use crate::table::{render_aligned, render_markdown, summarize, SummaryTable, TableOptions};
+use crate::value::{fmt_num, label, toml_to_json};
+
+/// Name of the paper description file inside a paper directory.
+pub const PAPER_FILE: &str = "paper.toml";
+
+/// A paper description (`paper.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paper {
+    /// Title of the paper.
+    pub title: String,
+    /// Bibliographic citation.
+    #[serde(default)]
+    pub citation: String,
+    /// Spec files of the studies, relative to the paper directory.
+    pub studies: Vec<String>,
+    /// Numbers transcribed from the paper.
+    #[serde(default)]
+    pub reported: Vec<Reported>,
+    /// Claims to check.
+    #[serde(default, rename = "claim")]
+    pub claims: Vec<Claim>,
+}
+
+/// A number transcribed from the paper (`[[reported]]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reported {
+    /// Study (spec name) to compare with; optional with a single study.
+    #[serde(default)]
+    pub study: Option<String>,
+    /// Where in the paper the number appears (e.g. "Table 5").
+    pub table: String,
+    /// Selector of our runs corresponding to the paper's row.
+    #[serde(default)]
+    pub row: BTreeMap<String, toml::Value>,
+    /// Metric (defaults to the study's output metric).
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// The paper's value, in the metric's unit.
+    pub value: f64,
+    /// Note on units or transcription (e.g. "seconds in the paper").
+    #[serde(default)]
+    pub unit_note: String,
+}
+
+/// A paper found by [`list_papers`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PaperInfo {
+    /// Directory name (the argument of `reproduce`).
+    pub name: String,
+    /// Title from `paper.toml` (or the parse error).
+    pub title: String,
+    /// Citation from `paper.toml`.
+    pub citation: String,
+    /// The paper directory.
+    pub dir: PathBuf,
+}
+
+/// Lists the paper directories (those containing `paper.toml`) under
+/// `experiments_dir`, sorted by name. A paper whose file does not parse is
+/// listed with the error as its title.
+pub fn list_papers(experiments_dir: &Path) -> anyhow::Result<Vec<PaperInfo>> {
+    let entries = std::fs::read_dir(experiments_dir)
+        .with_context(|| format!("cannot list {}", experiments_dir.display()))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list {}", experiments_dir.display()))?;
+        let dir = entry.path();
+        let file = dir.join(PAPER_FILE);
+        if !file.is_file() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let (title, citation) = match read_paper(&dir) {
+            Ok(p) => (p.title, p.citation),
+            Err(e) => (format!("(invalid: {e:#})"), String::new()),
+        };
+        out.push(PaperInfo {
+            name,
+            title,
+            citation,
+            dir,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// Reads and parses `paper_dir/paper.toml` (without loading the specs).
+pub fn read_paper(paper_dir: &Path) -> anyhow::Result<Paper> {
+    let file = paper_dir.join(PAPER_FILE);
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    Ok(parse_toml::<Paper>(&text, &file.display().to_string())?)
+}
+
+/// Reads a paper and its specs, checking that claims and reported numbers
+/// name existing studies and that every claim is well formed.
+pub fn load_paper(paper_dir: &Path) -> anyhow::Result<(Paper, Vec<Spec>)> {
+    let paper = read_paper(paper_dir)?;
+    let file = paper_dir.join(PAPER_FILE);
+    if paper.studies.is_empty() {
+        bail!(
+            "{}: field `studies`: must list at least one spec file",
+            file.display()
+        );
+    }
+    let mut specs: Vec<Spec> = Vec::new();
+    for s in &paper.studies {
+        let spec = load_spec(&paper_dir.join(s))?;
+        if specs.iter().any(|o| o.name == spec.name) {
+            bail!("{}: two studies are named `{}`", file.display(), spec.name);
+        }
+        specs.push(spec);
+    }
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    let mut seen = Vec::new();
+    for (i, c) in paper.claims.iter().enumerate() {
+        if seen.contains(&c.name) {
+            bail!(
+                "{}: claim[{i}] `{}`: duplicate claim name",
+                file.display(),
+                c.name
+            );
+        }
+        seen.push(c.name.clone());
+        if !names.contains(&c.study.as_str()) {
+            bail!(
+                "{}: claim[{i}] `{}`: field `study`: no study named `{}` (have: {})",
+                file.display(),
+                c.name,
+                c.study,
+                names.join(", ")
+            );
+        }
+        validate(c)
+            .map_err(|e| anyhow::anyhow!("{}: claim[{i}] `{}`: {e}", file.display(), c.name))?;
+    }
+    for (i, r) in paper.reported.iter().enumerate() {
+        match &r.study {
+            Some(s) if !names.contains(&s.as_str()) => bail!(
+                "{}: reported[{i}]: field `study`: no study named `{s}`",
+                file.display()
+            ),
+            None if specs.len() > 1 => bail!(
+                "{}: reported[{i}]: field `study` is required when the paper has several studies",
+                file.display()
+            ),
+            _ => {}
+        }
+    }
+    Ok((paper, specs))
+}
+
+/// How to reproduce a paper.
+#[derive(Debug, Clone)]
+pub struct ReproduceOptions {
+    /// Use the specs' `[quick]` overrides (results go to `STUDY.quick.jsonl`).
+    pub quick: bool,
+    /// Worker threads (0 = all cores).
+    pub jobs: usize,
+    /// Root of the outputs: results in `out_dir/PAPER/STUDY.jsonl`.
+    pub out_dir: PathBuf,
+    /// Exit with 0 even when claims do not hold.
+    pub no_fail: bool,
+    /// Show progress bars (only on a terminal).
+    pub progress: bool,
+    /// Continue existing results files.
+    pub resume: bool,
+    /// Stop flag (e.g. set by Ctrl-C): no new runs start once set.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+/// What happened to one study.
+#[derive(Debug, Clone, Serialize)]
+pub struct StudyReport {
+    /// Spec name.
+    pub name: String,
+    /// Spec description.
+    pub description: String,
+    /// Results file.
+    pub results: PathBuf,
+    /// Runs in the study.
+    pub total: usize,
+    /// Runs executed now.
+    pub executed: usize,
+    /// Runs reused from the results file.
+    pub skipped: usize,
+    /// Runs that failed (in the whole results file).
+    pub failed: usize,
+    /// Whether the sweep was interrupted.
+    pub interrupted: bool,
+    /// Summary table.
+    pub table: SummaryTable,
+    /// Plot files written.
+    pub plots: Vec<PathBuf>,
+    /// Plots that could not be drawn, with the reason.
+    pub plot_errors: Vec<String>,
+}
+
+/// One reported number beside ours.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportedRow {
+    /// Study compared.
+    pub study: String,
+    /// Where the paper reports it.
+    pub table: String,
+    /// Row selector, as text.
+    pub row: String,
+    /// Metric compared.
+    pub metric: String,
+    /// The paper's value.
+    pub theirs: f64,
+    /// Our mean over matching successful runs (`None`: no such run).
+    pub ours: Option<f64>,
+    /// Runs behind `ours`.
+    pub n: usize,
+    /// Units or transcription note.
+    pub unit_note: String,
+}
+
+/// The outcome of reproducing a paper.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReproReport {
+    /// Paper directory name.
+    pub paper: String,
+    /// Paper title.
+    pub title: String,
+    /// Citation.
+    pub citation: String,
+    /// Whether quick mode was used.
+    pub quick: bool,
+    /// Per-study results, in `studies` order.
+    pub studies: Vec<StudyReport>,
+    /// Reported numbers beside ours.
+    pub reported: Vec<ReportedRow>,
+    /// Claim outcomes, in file order.
+    pub claims: Vec<ClaimResult>,
+    /// Whether failing claims should not fail the command.
+    pub no_fail: bool,
+}
+
+impl ReproReport {
+    /// Whether every claim held.
+    pub fn all_held(&self) -> bool {
+        self.claims.iter().all(ClaimResult::held)
+    }
+
+    /// Whether every study ran to completion.
+    pub fn complete(&self) -> bool {
+        self.studies.iter().all(|s| !s.interrupted)
+    }
+
+    /// Process exit code: 2 when a sweep was interrupted, 1 when a claim did
+    /// not hold (or could not be evaluated) unless `no_fail`, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if !self.complete() {
+            2
+        } else if !self.all_held() && !self.no_fail {
+            1
+        } else {
+            0
+        }
+    }
+
+    fn reported_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
+        let headers = [
+            "where",
+            "study",
+            "row",
+            "metric",
+            "paper",
+            "ours",
+            "n",
+            "ours/paper",
+            "note",
+        ]
+        .map(String::from)
+        .to_vec();
+        let rows = self
+            .reported
+            .iter()
+            .map(|r| {
+                vec![
+                    r.table.clone(),
+                    r.study.clone(),
+                    r.row.clone(),
+                    r.metric.clone(),
+                    fmt_num(r.theirs),
+                    r.ours.map(fmt_num).unwrap_or_else(|| "-".into()),
+                    r.n.to_string(),
+                    match r.ours {
+                        Some(o) if r.theirs != 0.0 => format!("{:.3}", o / r.theirs),
+                        _ => "-".into(),
+                    },
+                    r.unit_note.clone(),
+                ]
+            })
+            .collect();
+        (headers, rows)
+    }
+
+    fn study_header(s: &StudyReport) -> String {
+        format!(
+            "{} runs ({} executed, {} reused, {} failed{}); results: {}",
+            s.total,
+            s.executed,
+            s.skipped,
+            s.failed,
+            if s.interrupted { ", INTERRUPTED" } else { "" },
+            s.results.display()
+        )
+    }
+
+    /// Renders the report as terminal text.
+    pub fn render_text(&self) -> String {
+        let mut out = format!(
+            "== {}: {}{} ==\n",
+            self.paper,
+            self.title,
+            if self.quick { " (quick)" } else { "" }
+        );
+        if !self.citation.is_empty() {
+            out.push_str(&format!("{}\n", self.citation));
+        }
+        for s in &self.studies {
+            out.push_str(&format!("\n-- study {} --\n", s.name));
+            if !s.description.is_empty() {
+                out.push_str(&format!("{}\n", s.description));
+            }
+            out.push_str(&format!("{}\n\n", Self::study_header(s)));
+            out.push_str(&s.table.render_text());
+            for p in &s.plots {
+                out.push_str(&format!("plot: {}\n", p.display()));
+            }
+            for e in &s.plot_errors {
+                out.push_str(&format!("plot failed: {e}\n"));
+            }
+        }
+        if !self.reported.is_empty() {
+            out.push_str("\n-- reported (paper) vs ours --\n");
+            let (h, rows) = self.reported_table();
+            out.push_str(&render_aligned(&h, &rows, 4));
+        }
+        if !self.claims.is_empty() {
+            out.push_str("\n-- claims --\n");
+            for c in &self.claims {
+                out.push_str(&format!(
+                    "[{}] {}: {}\n    {}\n",
+                    c.verdict(),
+                    c.name,
+                    c.text,
+                    c.detail
+                ));
+            }
+            let held = self.claims.iter().filter(|c| c.held()).count();
+            out.push_str(&format!("\n{held} of {} claims held\n", self.claims.len()));
+        }
+        out
+    }
+
+    /// Renders the report as Markdown.
+    pub fn render_markdown(&self) -> String {
+        let mut out = format!(
+            "# {}: {}{}\n\n",
+            self.paper,
+            self.title,
+            if self.quick { " (quick)" } else { "" }
+        );
+        if !self.citation.is_empty() {
+            out.push_str(&format!("{}\n\n", self.citation));
+        }
+        for s in &self.studies {
+            out.push_str(&format!("## Study `{}`\n\n", s.name));
+            if !s.description.is_empty() {
+                out.push_str(&format!("{}\n\n", s.description));
+            }
+            out.push_str(&format!("{}\n\n", Self::study_header(s)));
+            out.push_str(&s.table.render_markdown());
+            out.push('\n');
+            for p in &s.plots {
+                if p.extension().is_some_and(|e| e == "svg") {
+                    out.push_str(&format!("![{}]({})\n\n", s.name, p.display()));
+                }
+            }
+        }
+        if !self.reported.is_empty() {
+            out.push_str("## Reported (paper) vs ours\n\n");
+            let (h, rows) = self.reported_table();
+            out.push_str(&render_markdown(&h, &rows, 4));
+            out.push('\n');
+        }
+        if !self.claims.is_empty() {
+            out.push_str("## Claims\n\n");
+            for c in &self.claims {
+                out.push_str(&format!(
+                    "- **{}** `{}`: {}  \n  {}\n",
+                    c.verdict(),
+                    c.name,
+                    c.text,
+                    c.detail
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Results file of a study for a paper.
+pub fn study_results_path(out_dir: &Path, paper: &str, study: &str, quick: bool) -> PathBuf {
+    let file = if quick {
+        format!("{study}.quick.jsonl")
+    } else {
+        format!("{study}.jsonl")
+    };
+    out_dir.join(paper).join(file)
+}
+
+/// Table options implied by a spec's `[output]`.
+pub fn table_options(spec: &Spec) -> TableOptions {
+    TableOptions {
+        metric: spec.output.metric.clone(),
+        group_by: default_group_by(spec),
+        baseline: spec
+            .output
+            .baseline
+            .iter()
+            .map(|(k, v)| (k.clone(), toml_to_json(v)))
+            .collect(),
+        confidence: spec.output.confidence,
+    }
+}
+
+/// Runs every study of the paper in `paper_dir` (resumably), draws its
+/// plots, compares reported numbers and evaluates the claims.
+pub fn reproduce(
+    paper_dir: &Path,
+    runner: &dyn Runner,
+    opts: &ReproduceOptions,
+) -> anyhow::Result<ReproReport> {
+    let (paper, specs) = load_paper(paper_dir)?;
+    let paper_name = paper_dir
+        .canonicalize()
+        .unwrap_or_else(|_| paper_dir.to_path_buf())
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "paper".to_string());
+
+    let mut studies = Vec::new();
+    let mut records_of: BTreeMap<String, Vec<crate::store::Record>> = BTreeMap::new();
+    for spec in &specs {
+        let results = study_results_path(&opts.out_dir, &paper_name, &spec.name, opts.quick);
+        let sweep_opts = SweepOptions {
+            jobs: opts.jobs,
+            resume: opts.resume,
+            shard: None,
+            out: results.clone(),
+            quick: opts.quick,
+            progress: opts.progress,
+            stop: opts.stop.clone(),
+        };
+        let outcome = run_sweep(spec, runner, &sweep_opts)
+            .with_context(|| format!("study `{}` of {}", spec.name, paper_name))?;
+        let table = summarize(&outcome.records, &table_options(spec));
+        let mut plots = Vec::new();
+        let mut plot_errors = Vec::new();
+        for p in &spec.output.plot {
+            let req = PlotRequest::from_spec(spec, p);
+            let stem_name = if opts.quick {
+                format!("{}.quick", p.file)
+            } else {
+                p.file.clone()
+            };
+            let stem = opts.out_dir.join(&paper_name).join(stem_name);
+            match plot_records(&outcome.records, &req, &stem) {
+                Ok(files) => plots.extend(files),
+                Err(e) => plot_errors.push(format!("{}: {e:#}", p.file)),
+            }
+        }
+        let interrupted = outcome.interrupted;
+        studies.push(StudyReport {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            results,
+            total: outcome.total,
+            executed: outcome.executed,
+            skipped: outcome.skipped,
+            failed: outcome.records.iter().filter(|r| !r.ok()).count(),
+            interrupted,
+            table,
+            plots,
+            plot_errors,
+        });
+        records_of.insert(spec.name.clone(), outcome.records);
+        if interrupted {
+            break;
+        }
+    }
+
+    let metric_of = |study: &str| {
+        specs
+            .iter()
+            .find(|s| s.name == study)
+            .map(|s| s.output.metric.clone())
+            .unwrap_or_else(|| "makespan_ns".to_string())
+    };
+    let empty = Vec::new();
+    let reported = paper
+        .reported
+        .iter()
+        .map(|r| {
+            let study = r.study.clone().unwrap_or_else(|| specs[0].name.clone());
+            let metric = r.metric.clone().unwrap_or_else(|| metric_of(&study));
+            let sel: Vec<(String, Value)> = r
+                .row
+                .iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect();
+            let vals: Vec<f64> = records_of
+                .get(&study)
+                .unwrap_or(&empty)
+                .iter()
+                .filter(|rec| rec.matches(&sel))
+                .filter_map(|rec| rec.metric(&metric))
+                .collect();
+            ReportedRow {
+                row: sel
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", label(v)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                study,
+                table: r.table.clone(),
+                metric,
+                theirs: r.value,
+                ours: crate::stats::mean(&vals),
+                n: vals.len(),
+                unit_note: r.unit_note.clone(),
+            }
+        })
+        .collect();
+
+    let claims = paper
+        .claims
+        .iter()
+        .map(|c| match records_of.get(&c.study) {
+            Some(recs) => evaluate(c, recs, &metric_of(&c.study)),
+            None => ClaimResult {
+                name: c.name.clone(),
+                text: c.text.clone(),
+                study: c.study.clone(),
+                status: Status::Error("study did not run (interrupted)".into()),
+                values: Vec::new(),
+                detail: "study did not run (interrupted)".into(),
+            },
+        })
+        .collect();
+
+    Ok(ReproReport {
+        paper: paper_name,
+        title: paper.title,
+        citation: paper.citation,
+        quick: opts.quick,
+        studies,
+        reported,
+        claims,
+        no_fail: opts.no_fail,
+    })
+}

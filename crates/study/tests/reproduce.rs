@@ -1,0 +1,182 @@
+//! Paper reproduction: claims evaluate to Held / NotHeld / Error and drive
+//! the exit code; reported numbers appear beside ours; results resume.
+
+mod common;
+
+use std::path::Path;
+
+use common::{FakeRunner, SPEC_3X5};
+use numaplace_study::reproduce::{list_papers, reproduce, ReproduceOptions};
+use numaplace_study::Status;
+
+const TRUE_CLAIMS: &str = r#"
+[[claim]]
+name = "dynamic-slower"
+text = "dynamic placement is slower than static in this fake"
+study = "three-axes"
+kind = "ratio"
+left = { where = { "policy.kind" = "dynamic" }, metric = "makespan_ns" }
+right = { where = { "policy.kind" = "static" } }
+at_least = 1.0
+
+[[claim]]
+name = "static-faster"
+study = "three-axes"
+kind = "compare"
+left = { where = { "policy.kind" = "static" } }
+right = { where = { "policy.kind" = "dynamic" } }
+expect = "less"
+
+[[claim]]
+name = "remote-cost-hurts"
+study = "three-axes"
+kind = "trend"
+over = "machine.costs.remote_read_ns"
+left = { where = { "policy.kind" = "static" } }
+expect = "increasing"
+"#;
+
+const FALSE_CLAIM: &str = r#"
+[[claim]]
+name = "impossibly-fast"
+text = "runs take at most 10 ns"
+study = "three-axes"
+kind = "value"
+left = { where = { "machine.nodes" = 2 } }
+at_most = 10.0
+"#;
+
+const MISSING_CLAIM: &str = r#"
+[[claim]]
+name = "no-such-policy"
+study = "three-axes"
+kind = "value"
+left = { where = { "policy.kind" = "holliday-daemon" } }
+at_least = 0.0
+"#;
+
+fn write_paper(root: &Path, name: &str, claims: &str) -> std::path::PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = SPEC_3X5.replace("trials = 5", "trials = 2")
+        + "[[output.plot]]\nkind = \"line\"\nx = \"machine.costs.remote_read_ns\"\nfile = \"cost\"\n";
+    std::fs::write(dir.join("study.toml"), spec).unwrap();
+    let paper = format!(
+        r#"title = "A fake paper"
+citation = "Nobody, 1989"
+studies = ["study.toml"]
+
+[[reported]]
+table = "Table 1"
+row = {{ "policy.kind" = "static", "machine.nodes" = 2 }}
+value = 5000.0
+unit_note = "ns"
+{claims}"#
+    );
+    std::fs::write(dir.join("paper.toml"), paper).unwrap();
+    dir
+}
+
+fn opts(out: &Path) -> ReproduceOptions {
+    ReproduceOptions {
+        quick: false,
+        jobs: 2,
+        out_dir: out.to_path_buf(),
+        no_fail: false,
+        progress: false,
+        resume: false,
+        stop: None,
+    }
+}
+
+#[test]
+fn true_claims_hold_and_exit_code_is_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper(tmp.path(), "fake", TRUE_CLAIMS);
+    let rep = reproduce(&dir, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap();
+    for c in &rep.claims {
+        assert_eq!(c.status, Status::Held, "{}: {}", c.name, c.detail);
+    }
+    assert_eq!(rep.exit_code(), 0);
+    assert!(tmp.path().join("out/fake/three-axes.jsonl").is_file());
+    assert!(tmp.path().join("out/fake/cost.svg").is_file());
+    let text = rep.render_text();
+    assert!(text.contains("[held] dynamic-slower"), "{text}");
+    assert!(text.contains("Table 1") && text.contains("5000"), "{text}");
+    assert!(rep.render_markdown().contains("**held**"));
+}
+
+#[test]
+fn false_claim_is_not_held_and_fails_the_exit_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper(tmp.path(), "fake", &format!("{TRUE_CLAIMS}{FALSE_CLAIM}"));
+    let mut o = opts(&tmp.path().join("out"));
+    let rep = reproduce(&dir, &FakeRunner::new(0), &o).unwrap();
+    let c = rep
+        .claims
+        .iter()
+        .find(|c| c.name == "impossibly-fast")
+        .unwrap();
+    assert_eq!(c.status, Status::NotHeld);
+    assert!(c.values[0].1 > 10.0);
+    assert_ne!(rep.exit_code(), 0);
+    assert!(rep.render_text().contains("[NOT HELD] impossibly-fast"));
+
+    // --no-fail: same verdicts, zero exit; resuming re-runs nothing.
+    o.no_fail = true;
+    o.resume = true;
+    let runner = FakeRunner::new(0);
+    let rep = reproduce(&dir, &runner, &o).unwrap();
+    assert_eq!(runner.total_calls(), 0);
+    assert_eq!(rep.studies[0].skipped, 24);
+    assert_eq!(rep.exit_code(), 0);
+}
+
+#[test]
+fn claim_selecting_no_runs_is_an_error_outcome() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper(tmp.path(), "fake", MISSING_CLAIM);
+    let rep = reproduce(&dir, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap();
+    assert!(matches!(&rep.claims[0].status, Status::Error(e) if e.contains("holliday-daemon")));
+    assert_eq!(rep.exit_code(), 1);
+}
+
+#[test]
+fn claim_naming_unknown_study_is_rejected_before_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper(
+        tmp.path(),
+        "fake",
+        &TRUE_CLAIMS.replacen("study = \"three-axes\"", "study = \"nope\"", 1),
+    );
+    let runner = FakeRunner::new(0);
+    let err = reproduce(&dir, &runner, &opts(&tmp.path().join("out"))).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("no study named `nope`"),
+        "{err:#}"
+    );
+    assert_eq!(runner.total_calls(), 0);
+}
+
+#[test]
+fn reported_numbers_show_our_mean_beside_theirs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper(tmp.path(), "fake", "");
+    let rep = reproduce(&dir, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap();
+    let r = &rep.reported[0];
+    assert_eq!(r.n, 6);
+    assert_eq!(r.theirs, 5000.0);
+    assert!(r.ours.unwrap() > 0.0);
+}
+
+#[test]
+fn list_papers_finds_paper_directories() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_paper(tmp.path(), "b-paper", "");
+    write_paper(tmp.path(), "a-paper", "");
+    std::fs::create_dir_all(tmp.path().join("not-a-paper")).unwrap();
+    let papers = list_papers(tmp.path()).unwrap();
+    let names: Vec<&str> = papers.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["a-paper", "b-paper"]);
+    assert_eq!(papers[0].title, "A fake paper");
+}
