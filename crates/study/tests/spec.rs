@@ -108,3 +108,34 @@ fn quick_axis_must_name_an_axis() {
     let e = err(&format!("{HEAD}[quick]\naxis = {{ \"nope.x\" = [1] }}\n"));
     assert!(e.contains("quick.axis.nope.x"), "{e}");
 }
+
+mod expansion {
+    use numaplace_study::expand;
+    use numaplace_study::parse_spec;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// The expansion is the full product, numbered in order, with trials
+        /// innermost and the first axis outermost.
+        #[test]
+        fn expansion_is_ordered_cartesian_product(a in 1usize..5, b in 1usize..4, trials in 1u64..4, seed_base in 0u64..100) {
+            let av: Vec<String> = (0..a).map(|i| i.to_string()).collect();
+            let bv: Vec<String> = (0..b).map(|i| format!("\"v{i}\"")).collect();
+            let text = format!(
+                "name='p'\ntrials={trials}\nseed_base={seed_base}\n[[axis]]\nfield='x.a'\nvalues=[{}]\n[[axis]]\nfield='x.b'\nvalues=[{}]\n",
+                av.join(","), bv.join(",")
+            );
+            let spec = parse_spec(&text, "p.toml").unwrap();
+            let pts = expand(&spec, false);
+            prop_assert_eq!(pts.len(), a * b * trials as usize);
+            for (i, p) in pts.iter().enumerate() {
+                prop_assert_eq!(p.index, i);
+                prop_assert_eq!(&p.id, &format!("r{i:06}"));
+                prop_assert_eq!(p.seed, seed_base + (i as u64 % trials));
+                let ai = i / (b * trials as usize);
+                prop_assert_eq!(&p.settings[0].1, &toml::Value::Integer(ai as i64));
+            }
+        }
+    }
+}
