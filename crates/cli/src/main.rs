@@ -29,6 +29,13 @@ enum Command {
         #[command(subcommand)]
         command: MachineCommand,
     },
+    /// Run an experiment spec: every combination of its axes and trials, in parallel,
+    /// appending each finished run to a JSON Lines results file.
+    Sweep(SweepArgs),
+    /// Summarise (and plot) a stored results file.
+    Report(ReportArgs),
+    /// Run a paper's studies, show ours beside the paper's numbers and check its claims.
+    Reproduce(ReproduceArgs),
     /// Time fixed scenarios on this host (simulated references and operations per second).
     Bench {
         /// Print JSON instead of a table.
@@ -80,6 +87,112 @@ struct RunArgs {
     pages: usize,
 }
 
+#[derive(Args, Debug)]
+struct SweepArgs {
+    /// The experiment spec (TOML).
+    spec: PathBuf,
+    /// Results file (JSON Lines); default: the spec's name with `.jsonl` in the current
+    /// directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Parallel runs (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
+    /// Continue an interrupted sweep: run only what the results file lacks.
+    #[arg(long)]
+    resume: bool,
+    /// Run only shard I of N (`I/N`, 0-based): runs whose index mod N is I.
+    #[arg(long, value_parser = parse_shard)]
+    shard: Option<(usize, usize)>,
+    /// Use the spec's reduced `[quick]` settings.
+    #[arg(long)]
+    quick: bool,
+}
+
+#[derive(Args, Debug)]
+struct ReportArgs {
+    /// A results file written by `sweep` or `reproduce`.
+    results: PathBuf,
+    /// Metric (dotted path into a result, e.g. `refs.remote`); default `makespan_ns`.
+    #[arg(long)]
+    metric: Option<String>,
+    /// Group rows by these config fields (comma separated); default: every swept field.
+    #[arg(long, value_delimiter = ',')]
+    group_by: Vec<String>,
+    /// Baseline row for relative differences, `FIELD=VALUE[,FIELD=VALUE]`.
+    #[arg(long)]
+    baseline: Option<String>,
+    /// Confidence level of the interval column.
+    #[arg(long, default_value_t = 0.99)]
+    confidence: f64,
+    /// Print Markdown instead of an aligned table.
+    #[arg(long)]
+    markdown: bool,
+    /// Write the summary as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Write every run as a CSV row.
+    #[arg(long)]
+    raw_csv: Option<PathBuf>,
+    /// Draw a plot: line, speedup, bar or series.
+    #[arg(long)]
+    plot: Option<String>,
+    /// The x field of the plot.
+    #[arg(long)]
+    x: Option<String>,
+    /// Output path stem of the plot (writes .svg and .png).
+    #[arg(long)]
+    plot_out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ReproduceArgs {
+    /// The paper (a directory name under the experiments directory).
+    paper: Option<String>,
+    /// List the papers available.
+    #[arg(long)]
+    list: bool,
+    /// Reduced sizes fit for CI (seconds).
+    #[arg(long)]
+    quick: bool,
+    /// Report failed claims but exit 0.
+    #[arg(long)]
+    no_fail: bool,
+    /// Continue interrupted studies.
+    #[arg(long)]
+    resume: bool,
+    /// Parallel runs (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
+    /// Where results go (`OUT/PAPER/STUDY.jsonl`).
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// The experiments directory.
+    #[arg(long, default_value = "experiments")]
+    experiments: PathBuf,
+    /// Print Markdown.
+    #[arg(long)]
+    markdown: bool,
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}`: expected I/N, e.g. 0/4"))?;
+    let i: usize = i
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: I is not a number"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: N is not a number"))?;
+    if n == 0 || i >= n {
+        return Err(format!("`{s}`: need 0 <= I < N"));
+    }
+    Ok((i, n))
+}
+
 /// An error with the exit code it deserves: 2 for bad input, 1 for anything else.
 struct Failure {
     code: u8,
@@ -127,6 +240,9 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Machine {
             command: MachineCommand::Show { name, sets },
         } => machine_show(&name, &sets),
+        Command::Sweep(a) => sweep(a),
+        Command::Report(a) => report(a),
+        Command::Reproduce(a) => reproduce(a),
         Command::Bench { json, reps } => {
             bench(json, reps);
             Ok(())
@@ -231,5 +347,112 @@ fn bench(json: bool, reps: usize) {
             "{:<44} {:>14} {:>12} {:>10.4} {:>16.3e} {:>14.3e}",
             r.name, r.refs, r.ops, r.seconds, r.refs_per_sec, r.ops_per_sec
         );
+    }
+}
+
+fn user(e: anyhow::Error) -> Failure {
+    Failure { code: 2, err: e }
+}
+
+fn sweep(a: SweepArgs) -> Result<(), Failure> {
+    use numaplace_study::sweep::{run_sweep, SweepOptions};
+    let spec = numaplace_study::spec::load_spec(&a.spec).map_err(user)?;
+    let out = a
+        .out
+        .unwrap_or_else(|| PathBuf::from(format!("{}.jsonl", spec.name)));
+    let mut opts = SweepOptions::new(&out);
+    opts.jobs = a.jobs;
+    opts.resume = a.resume;
+    opts.shard = a.shard;
+    opts.quick = a.quick;
+    let outcome = run_sweep(&spec, &numaplace_harness::SimRunner, &opts).map_err(user)?;
+    let table = numaplace_study::table::summarize(
+        &outcome.records,
+        &numaplace_study::reproduce::table_options(&spec),
+    );
+    print!("{}", table.render_text());
+    eprintln!(
+        "{}: {} runs ({} run now, {} already stored, {} failed)",
+        out.display(),
+        outcome.total,
+        outcome.executed,
+        outcome.skipped,
+        outcome.failures.len()
+    );
+    for (id, msg) in &outcome.failures {
+        eprintln!("  {id}: {msg}");
+    }
+    if !outcome.failures.is_empty() {
+        return Err(anyhow::anyhow!("{} runs failed", outcome.failures.len()).into());
+    }
+    Ok(())
+}
+
+fn report(a: ReportArgs) -> Result<(), Failure> {
+    use numaplace_study::report::{parse_assignments, parse_plot_kind, report, ReportOptions};
+    let mut opts = ReportOptions {
+        metric: a.metric,
+        group_by: a.group_by,
+        confidence: a.confidence,
+        markdown: a.markdown,
+        csv: a.csv,
+        raw_csv: a.raw_csv,
+        x: a.x,
+        plot_out: a.plot_out,
+        ..Default::default()
+    };
+    if let Some(b) = a.baseline {
+        opts.baseline = parse_assignments(&b).map_err(user)?;
+    }
+    if let Some(p) = a.plot {
+        opts.plot = Some(parse_plot_kind(&p).map_err(user)?);
+    }
+    let out = report(&a.results, &opts).map_err(user)?;
+    print!("{}", out.text);
+    for f in out.files {
+        eprintln!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+fn reproduce(a: ReproduceArgs) -> Result<(), Failure> {
+    use numaplace_study::reproduce::{list_papers, reproduce, ReproduceOptions};
+    if a.list || a.paper.is_none() {
+        let papers = list_papers(&a.experiments).map_err(user)?;
+        for p in papers {
+            println!("{:<16} {}", p.name, p.title);
+        }
+        return Ok(());
+    }
+    let paper = a.paper.unwrap_or_default();
+    let dir = a.experiments.join(&paper);
+    if !dir.is_dir() {
+        return Err(UserError::new(format!(
+            "no paper `{paper}` in {} (see `numaplace reproduce --list`)",
+            a.experiments.display()
+        ))
+        .into());
+    }
+    let opts = ReproduceOptions {
+        quick: a.quick,
+        jobs: a.jobs,
+        out_dir: a.out,
+        no_fail: a.no_fail,
+        progress: true,
+        resume: a.resume,
+        stop: None,
+    };
+    let rep = reproduce(&dir, &numaplace_harness::SimRunner, &opts).map_err(user)?;
+    if a.markdown {
+        print!("{}", rep.render_markdown());
+    } else {
+        print!("{}", rep.render_text());
+    }
+    match rep.exit_code() {
+        0 => Ok(()),
+        code => Err(Failure {
+            code: code.clamp(1, 255) as u8,
+            err: anyhow::anyhow!("claims of `{paper}` did not hold"),
+        }),
     }
 }

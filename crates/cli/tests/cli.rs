@@ -219,3 +219,147 @@ fn machine_show_prints_resolved_values() {
     assert!(out.contains("cached_read_ns = 61"));
     assert!(out.contains("remote/local read ratio 3.52"));
 }
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn builtin_study_reproduces_in_quick_mode_with_claims_held() {
+    let out = tmp("repro-quick");
+    let exp = workspace_root().join("experiments");
+    let o = numaplace(&[
+        "reproduce",
+        "numa-basics",
+        "--quick",
+        "--experiments",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}\n{}", stderr(&o));
+    assert!(text.contains("3 of 3 claims held"), "{text}");
+}
+
+#[test]
+fn a_false_claim_is_reported_not_held_with_a_nonzero_exit() {
+    let exp = tmp("false-claim-experiments");
+    let paper = exp.join("false-claim");
+    std::fs::create_dir_all(&paper).unwrap();
+    let src = workspace_root().join("experiments/numa-basics/matvec.toml");
+    std::fs::copy(src, paper.join("matvec.toml")).unwrap();
+    std::fs::write(
+        paper.join("paper.toml"),
+        r#"title = "a deliberately false claim"
+studies = ["matvec.toml"]
+
+[[claim]]
+name = "uma-faster"
+text = "The UMA variant beats the NUMA variant (false)"
+study = "matvec-numa-vs-uma"
+kind = "compare"
+expect = "less"
+left = { where = { "workload.variant" = "uma", "machine.nodes" = 16 } }
+right = { where = { "workload.variant" = "numa", "machine.nodes" = 16 } }
+"#,
+    )
+    .unwrap();
+    let out = tmp("false-claim-results");
+    let args = [
+        "reproduce",
+        "false-claim",
+        "--quick",
+        "--experiments",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = numaplace(&args);
+    assert_ne!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("NOT HELD"), "{text}");
+    let mut no_fail = args.to_vec();
+    no_fail.extend(["--no-fail", "--resume"]);
+    assert!(numaplace(&no_fail).status.success());
+}
+
+#[test]
+fn sweep_writes_one_record_per_run_and_resume_runs_nothing_twice() {
+    let spec = tmp("sweep.toml");
+    std::fs::write(
+        &spec,
+        r#"name = "tiny"
+trials = 2
+[base.workload]
+kind = "matvec"
+n = 64
+[base.report]
+per_page = false
+[[axis]]
+field = "machine.nodes"
+values = [2, 4]
+[[axis]]
+field = "workload.repeat"
+range = { from = 1, to = 3, step = 1 }
+"#,
+    )
+    .unwrap();
+    let out = tmp("tiny.jsonl");
+    let _ = std::fs::remove_file(&out);
+    let o = numaplace(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--jobs",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(first.lines().count(), 2 * 3 * 2);
+    let again = numaplace(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "an existing results file needs --resume"
+    );
+    let resumed = numaplace(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), first);
+    let report = numaplace(&[
+        "report",
+        out.to_str().unwrap(),
+        "--group-by",
+        "machine.nodes",
+    ]);
+    assert!(report.status.success(), "{}", stderr(&report));
+}
+
+#[test]
+fn a_spec_with_an_empty_axis_is_a_user_error() {
+    let spec = tmp("empty-axis.toml");
+    std::fs::write(
+        &spec,
+        "name = \"x\"\n[[axis]]\nfield = \"workload.n\"\nvalues = []\n",
+    )
+    .unwrap();
+    let o = numaplace(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--out",
+        tmp("empty.jsonl").to_str().unwrap(),
+    ]);
+    assert_user_error(&o, "axis");
+}

@@ -9,8 +9,10 @@ pub mod bench;
 pub mod presets;
 pub mod resolve;
 pub mod result;
+pub mod study_runner;
 pub mod text;
 
 pub use numaplace_core::{RunConfig, Stats};
 pub use resolve::{resolve, Overrides, UserError};
 pub use result::{run_to_json, RunOutput};
+pub use study_runner::SimRunner;
