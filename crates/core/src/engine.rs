@@ -10,7 +10,7 @@
 use crate::error::ConfigError;
 use crate::history::RefHistory;
 use crate::machine::Machine;
-use crate::memory::{Access, Memory};
+use crate::memory::{Access, Memory, UserRun};
 use crate::policy::{
     default_fault, Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy, SchedEvent,
 };
@@ -81,6 +81,9 @@ struct ThreadRt {
     pos: usize,
     status: Status,
     queued: bool,
+    /// Time the thread still owes to daemons that took a page-table entry in the
+    /// middle of its last run.
+    delay: Ns,
     stats: ThreadStats,
 }
 
@@ -193,6 +196,7 @@ impl Engine {
                     pos: 0,
                     status: Status::Ready,
                     queued: false,
+                    delay: Ns::ZERO,
                     stats: ThreadStats {
                         id: g,
                         program: pi as u32,
@@ -437,6 +441,12 @@ impl Engine {
                 return Ok(());
             }
             let th = &mut self.threads[tid as usize];
+            if th.delay > Ns::ZERO {
+                let d = std::mem::replace(&mut th.delay, Ns::ZERO);
+                th.stats.pte_wait_ns += d.0;
+                self.queue_thread(tid, now + d);
+                return Ok(());
+            }
             if th.pos == th.buf.len() {
                 th.buf.clear();
                 th.pos = 0;
@@ -476,6 +486,7 @@ impl Engine {
                     now + ctx.cost
                 }
                 Op::IterationEnd(k) => self.iteration_end(tid, k, now),
+                Op::Advise(local_vpn) => self.advise(tid, local_vpn, now)?,
             };
             match self.heap.peek() {
                 Some(Reverse((t, _, _))) if *t <= next => {
@@ -528,6 +539,7 @@ impl Engine {
             }
             let cost = ctx.cost;
             t += cost;
+            self.apply_delays();
             m = self.mem.mapping(vpn, node);
             if m.access < needed {
                 return Err(SimError::Policy {
@@ -575,7 +587,19 @@ impl Engine {
             *busy = start + Ns(costs.module_service_ns * count as u64);
             t = start;
         }
+        let start = t;
         t += Ns(per_word * count as u64);
+        self.mem.record_user_run(
+            vpn,
+            node,
+            UserRun {
+                thread: tid,
+                start,
+                end: t,
+                per_access: Ns(per_word),
+            },
+        );
+        let ts = &mut self.threads[tid as usize].stats;
         ts.refs.add(class, count as u64);
         self.stats.refs.add(class, count as u64);
         if let Some(r) = self.stats.pages.get_mut(vpn.idx()) {
@@ -588,6 +612,38 @@ impl Engine {
             p.written_since_age = true;
         }
         Ok(t)
+    }
+
+    fn advise(&mut self, tid: u32, local_vpn: Vpn, now: Ns) -> Result<Ns, SimError> {
+        let th = &self.threads[tid as usize];
+        let node = th.node;
+        let vpn = Vpn(self.progs[th.prog as usize].base_vpn + local_vpn.0);
+        if vpn.idx() >= self.mem.npages() {
+            return Err(SimError::Policy {
+                policy: "workload".into(),
+                message: format!(
+                    "thread {tid} advised page {} outside its address space",
+                    local_vpn.0
+                ),
+            });
+        }
+        let (policy, mut ctx) = self.ctx(now, node);
+        policy.on_advise(&mut ctx, ThreadId(tid), vpn);
+        let end = now + ctx.cost;
+        self.apply_delays();
+        Ok(end)
+    }
+
+    /// Hands pending page-table-entry delays to the threads they hold up.
+    fn apply_delays(&mut self) {
+        if !self.mem.has_delays() {
+            return;
+        }
+        for (t, d) in self.mem.take_delays() {
+            if let Some(th) = self.threads.get_mut(t as usize) {
+                th.delay += d;
+            }
+        }
     }
 
     /// Arrival at the program's barrier; returns whether the thread continues now.
@@ -670,7 +726,9 @@ impl Engine {
         self.series_point(pi as u32, k, now);
         let (policy, mut ctx) = self.ctx(now, node);
         policy.on_iteration_end(&mut ctx, pi as u32, k);
-        now + ctx.cost
+        let end = now + ctx.cost;
+        self.apply_delays();
+        end
     }
 
     fn series_point(&mut self, program: u32, iteration: u32, now: Ns) {
@@ -705,6 +763,7 @@ impl Engine {
         let (policy, mut ctx) = self.ctx(now, node);
         let next = policy.on_daemon(&mut ctx, id);
         let busy = ctx.cost;
+        self.apply_delays();
         self.stats.daemon_busy_ns += busy.0;
         if let Some(p) = steal {
             let b = &mut self.proc_busy_until[p.idx()];

@@ -173,7 +173,21 @@ pub struct Memory {
     pages: Vec<PageState>,
     mappings: Vec<Mapping>,
     pte_locked_until: Vec<Ns>,
+    pte_users: Vec<UserRun>,
+    pte_delays: Vec<(u32, Ns)>,
     free_frames: Vec<u32>,
+}
+
+/// The last run of user references through one page-table-entry copy: a daemon that
+/// locks the copy while the run is in progress waits for the access under way to end,
+/// and the run's next access waits for the daemon (software address translation locks
+/// the entry for every access, Holliday section 4.1).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct UserRun {
+    pub(crate) thread: u32,
+    pub(crate) start: Ns,
+    pub(crate) end: Ns,
+    pub(crate) per_access: Ns,
 }
 
 impl Memory {
@@ -184,6 +198,8 @@ impl Memory {
             pages: vec![PageState::default(); npages],
             mappings: vec![Mapping::default(); npages * nodes],
             pte_locked_until: vec![Ns::ZERO; npages * nodes],
+            pte_users: vec![UserRun::default(); npages * nodes],
+            pte_delays: Vec::new(),
             free_frames: vec![frames; nodes],
         }
     }
@@ -221,6 +237,39 @@ impl Memory {
     pub(crate) fn lock_pte(&mut self, p: Vpn, n: NodeId, until: Ns) {
         let slot = &mut self.pte_locked_until[p.idx() * self.nodes + n.idx()];
         *slot = (*slot).max(until);
+    }
+
+    pub(crate) fn set_pte_lock(&mut self, p: Vpn, n: NodeId, until: Ns) {
+        self.pte_locked_until[p.idx() * self.nodes + n.idx()] = until;
+    }
+
+    /// Records a run of user references from node `n` to page `p`.
+    #[inline]
+    pub(crate) fn record_user_run(&mut self, p: Vpn, n: NodeId, run: UserRun) {
+        self.pte_users[p.idx() * self.nodes + n.idx()] = run;
+    }
+
+    /// The last run of user references from node `n` to page `p`.
+    #[inline]
+    pub(crate) fn user_run(&self, p: Vpn, n: NodeId) -> UserRun {
+        self.pte_users[p.idx() * self.nodes + n.idx()]
+    }
+
+    /// Delays thread `thread` by `d` the next time it runs (a page-table-entry copy it was
+    /// using was taken by a daemon in the middle of its run).
+    pub(crate) fn delay_thread(&mut self, thread: u32, d: Ns) {
+        self.pte_delays.push((thread, d));
+    }
+
+    /// Takes the pending thread delays.
+    pub(crate) fn take_delays(&mut self) -> Vec<(u32, Ns)> {
+        std::mem::take(&mut self.pte_delays)
+    }
+
+    /// Whether any thread delay is pending.
+    #[inline]
+    pub(crate) fn has_delays(&self) -> bool {
+        !self.pte_delays.is_empty()
     }
 
     /// Free frames on node `n`.

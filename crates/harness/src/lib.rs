@@ -6,6 +6,7 @@
 //! here.
 
 pub mod bench;
+pub mod inputs;
 pub mod presets;
 pub mod resolve;
 pub mod result;

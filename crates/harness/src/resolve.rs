@@ -137,7 +137,7 @@ pub fn resolve(file: Option<(&str, toml::Table)>, ov: &Overrides) -> Result<RunC
     for s in &ov.sets {
         apply_set(&mut doc, s)?;
     }
-    let cfg: RunConfig =
+    let mut cfg: RunConfig =
         serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
@@ -150,6 +150,7 @@ pub fn resolve(file: Option<(&str, toml::Table)>, ov: &Overrides) -> Result<RunC
                 ))
             }
         })?;
+    crate::inputs::load_inputs(&mut cfg).map_err(|e| UserError::new(format!("{origin}: {e}")))?;
     // Validate everything the core checks before running (names the field).
     cfg.engine()
         .map_err(|e| UserError::new(format!("{origin}: invalid configuration: {e}")))?;

@@ -5,6 +5,20 @@ use numaplace_core::workload::WorkloadConfig;
 use numaplace_core::PolicyConfig;
 use numaplace_harness::{presets, resolve, run_to_json, Overrides};
 
+/// Settings that make workload `kind` small, with 8 threads so daemons find a processor.
+fn small(kind: &str) -> Vec<String> {
+    let sets: &[&str] = match kind {
+        "matvec" | "jacobi" => &["workload.n=128", "workload.iterations=1"],
+        "matvec-synthetic" => &["workload.n=64"],
+        "matvec-sparse" => &["workload.matrix=\"pores-1\""],
+        "surface-wave" => &["workload.total_ms=500"],
+        _ => &[],
+    };
+    let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    v.push("workload.threads=8".into());
+    v
+}
+
 #[test]
 fn every_machine_workload_and_policy_runs() {
     for machine in presets::names() {
@@ -15,7 +29,7 @@ fn every_machine_workload_and_policy_runs() {
                     workload: Some(w.kind().to_string()),
                     policy: Some(p.kind().to_string()),
                     seed: Some(1),
-                    sets: vec!["workload.n=128".into(), "workload.iterations=1".into()],
+                    sets: small(w.kind()),
                 };
                 let cfg = resolve(None, &ov)
                     .unwrap_or_else(|e| panic!("{machine}/{}/{}: {e}", w.kind(), p.kind()));

@@ -5,6 +5,8 @@
 //! them only through its actions; it keeps any per-page state of its own in dense arrays
 //! indexed by [`Vpn`]. The machine and memory never grow policy-specific fields.
 
+pub mod foresight;
+pub mod holliday_daemon;
 pub mod static_placement;
 
 use crate::error::ConfigError;
@@ -17,6 +19,8 @@ use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use foresight::{Foresight, ForesightConfig};
+pub use holliday_daemon::{HollidayConfig, HollidayDaemon};
 pub use static_placement::{StaticConfig, StaticPlacement, StaticPolicy};
 
 /// A fault handed to the policy: a reference found no mapping, or a read-only mapping for a
@@ -102,6 +106,16 @@ pub enum ActionError {
     AlreadyPlaced,
 }
 
+/// A page-table-entry copy held by a daemon (see [`Ctx::acquire_pte`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a held page-table entry must be released"]
+pub struct PteHold {
+    vpn: Vpn,
+    node: NodeId,
+    acquired: Ns,
+    user: Option<u32>,
+}
+
 /// The placement policy interface. Every hook has a default that does nothing (or, for
 /// faults, the plain static behaviour), so a policy overrides only what it needs.
 pub trait Policy {
@@ -154,6 +168,11 @@ pub trait Policy {
 
     /// A thread announced a phase change (the DUnX hint).
     fn on_phase_hint(&mut self, _ctx: &mut Ctx, _thread: ThreadId) {}
+
+    /// A thread announced that it is about to reference page `vpn` heavily (the
+    /// information Holliday's Foresight baseline acts on). What the policy does is charged
+    /// to the thread.
+    fn on_advise(&mut self, _ctx: &mut Ctx, _thread: ThreadId, _vpn: Vpn) {}
 }
 
 /// The plain fault handling every policy can fall back on: place an unplaced page on the
@@ -547,6 +566,47 @@ impl<'a> Ctx<'a> {
         self.mem.lock_pte(vpn, n, until);
     }
 
+    /// Acquires node `n`'s page-table-entry copy of `vpn` at the current cost point, as a
+    /// daemon does in Holliday's locking protocol. When a user run through that copy is
+    /// under way, the daemon first waits for the access in progress to end (the user holds
+    /// the entry for one access at a time) and that user's next access will wait for the
+    /// release. Charges the lock cost; release with [`Ctx::release_pte`].
+    pub fn acquire_pte(&mut self, vpn: Vpn, n: NodeId) -> PteHold {
+        let at = self.now + self.cost;
+        let run = self.mem.user_run(vpn, n);
+        let mut user = None;
+        // Another holder (a second daemon's migration, a foresight move) goes first.
+        let mut got = at.max(self.mem.pte_locked_until(vpn, n));
+        let at_free = got;
+        if run.per_access > Ns::ZERO && run.start <= at_free && at_free < run.end {
+            let done = (at_free - run.start).0.div_ceil(run.per_access.0);
+            got = (run.start + Ns(done * run.per_access.0)).min(run.end);
+            if got < run.end {
+                user = Some(run.thread);
+            }
+        }
+        // Nobody else may take the entry from here until the release sets the real end.
+        self.mem.lock_pte(vpn, n, Ns(u64::MAX));
+        self.cost += got - at;
+        self.cost += Ns(self.machine.costs().pte_lock_ns);
+        PteHold {
+            vpn,
+            node: n,
+            acquired: got,
+            user,
+        }
+    }
+
+    /// Releases an entry taken by [`Ctx::acquire_pte`] at the current cost point; a user
+    /// whose run was interrupted is delayed until then.
+    pub fn release_pte(&mut self, hold: PteHold) {
+        let end = self.now + self.cost;
+        self.mem.set_pte_lock(hold.vpn, hold.node, end);
+        if let Some(t) = hold.user {
+            self.mem.delay_thread(t, end - hold.acquired);
+        }
+    }
+
     /// Shifts `vpn`'s aged modification history (see [`Memory::age_modifications`]).
     pub fn age_modifications(&mut self, vpn: Vpn) {
         self.mem.age_modifications(vpn);
@@ -570,6 +630,10 @@ pub(crate) fn nearest_with_frame(machine: &Machine, mem: &Memory, n: NodeId) -> 
 pub enum PolicyConfig {
     /// Static placement: first touch, round robin, a fixed node, or program-directed.
     Static(StaticConfig),
+    /// Holliday's periodic migration daemons with reference history.
+    HollidayDaemon(HollidayConfig),
+    /// Holliday's perfect-knowledge baseline: pages move just before they are used.
+    Foresight(ForesightConfig),
 }
 
 impl Default for PolicyConfig {
@@ -581,13 +645,19 @@ impl Default for PolicyConfig {
 impl PolicyConfig {
     /// Every registered policy with its default parameters.
     pub fn all() -> Vec<PolicyConfig> {
-        vec![PolicyConfig::Static(StaticConfig::default())]
+        vec![
+            PolicyConfig::Static(StaticConfig::default()),
+            PolicyConfig::HollidayDaemon(HollidayConfig::default()),
+            PolicyConfig::Foresight(ForesightConfig::default()),
+        ]
     }
 
     /// The registry name.
     pub fn kind(&self) -> &'static str {
         match self {
             PolicyConfig::Static(_) => "static",
+            PolicyConfig::HollidayDaemon(_) => "holliday-daemon",
+            PolicyConfig::Foresight(_) => "foresight",
         }
     }
 
@@ -597,6 +667,12 @@ impl PolicyConfig {
             PolicyConfig::Static(_) => {
                 "static placement (first-touch, round-robin, fixed node, program-directed): the papers' baselines"
             }
+            PolicyConfig::HollidayDaemon(_) => {
+                "periodic migration daemons, greedy pull on usage/refbit/aging history, PTE locking (Holliday 1989)"
+            }
+            PolicyConfig::Foresight(_) => {
+                "perfect foresight: each page migrates to its user just before use, as the workload announces (Holliday 1989)"
+            }
         }
     }
 
@@ -604,6 +680,10 @@ impl PolicyConfig {
     pub fn build(&self, machine: &Machine) -> Result<Box<dyn Policy>, ConfigError> {
         match self {
             PolicyConfig::Static(c) => Ok(Box::new(StaticPolicy::new(c.clone(), machine)?)),
+            PolicyConfig::HollidayDaemon(c) => {
+                Ok(Box::new(HollidayDaemon::new(c.clone(), machine)?))
+            }
+            PolicyConfig::Foresight(c) => Ok(Box::new(Foresight::new(c.clone(), machine)?)),
         }
     }
 }

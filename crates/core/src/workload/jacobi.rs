@@ -47,6 +47,10 @@ pub struct JacobiConfig {
     pub compute_ns_per_point: u64,
     /// `uma` (no placement) or `numa` (each partition's pages on its thread's node).
     pub variant: Variant,
+    /// Add Holliday's convergence-checking process: one more thread that takes no
+    /// partition; every worker writes its residual to a shared word at the end of its
+    /// sweep, and after each iteration's barrier the checker reads them all. Default false.
+    pub checker: bool,
 }
 
 impl Default for JacobiConfig {
@@ -60,12 +64,13 @@ impl Default for JacobiConfig {
             elem_bytes: 4,
             compute_ns_per_point: 0,
             variant: Variant::Uma,
+            checker: false,
         }
     }
 }
 
 /// The most nearly square [rows, cols] factorisation of `t`.
-fn square_grid(t: u32) -> [u32; 2] {
+pub(crate) fn square_grid(t: u32) -> [u32; 2] {
     let mut r = (t as f64).sqrt() as u32;
     while r > 1 && !t.is_multiple_of(r) {
         r -= 1;
@@ -89,6 +94,8 @@ pub struct JacobiBody {
     iterations: u32,
     compute_per_row: Ns,
     emit: Emitter,
+    /// The residual words the checker reads, when there is a checker.
+    residuals: Option<ArrayId>,
 }
 
 impl JacobiBody {
@@ -187,6 +194,11 @@ impl LoopBody for JacobiBody {
             }
             self.seg(out, new, i, c0..c1, 1, true);
         }
+        if let Some(r) = self.residuals {
+            let a = self.layout.array(r);
+            self.emit
+                .range(out, a.addr(0, chunk as u64), 1, self.elem, 1, true);
+        }
     }
 }
 
@@ -196,6 +208,8 @@ pub struct Jacobi {
     fj: ForkJoin<JacobiBody>,
     hints: Vec<Option<u32>>,
     threads: u32,
+    workers: u32,
+    checker_iter: u32,
 }
 
 impl Jacobi {
@@ -245,6 +259,10 @@ impl Jacobi {
         let mut layout = Layout::new();
         let g0 = layout.alloc("old", c.n * c.n, c.elem_bytes, ps);
         let g1 = layout.alloc("new", c.n * c.n, c.elem_bytes, ps);
+        let workers = threads;
+        let residuals = c
+            .checker
+            .then(|| layout.alloc("residuals", workers as u64, c.elem_bytes, ps));
         let body = JacobiBody {
             layout,
             grids: [g0, g1],
@@ -258,6 +276,7 @@ impl Jacobi {
             iterations: c.iterations,
             compute_per_row: Ns(c.compute_ns_per_point * (c.n / pcol as u64)),
             emit: Emitter { page_size: ps },
+            residuals,
         };
         let hints = match c.variant {
             Variant::Uma => Vec::new(),
@@ -269,18 +288,22 @@ impl Jacobi {
                         (a.base, a.base + a.span())
                     })
                     .collect();
+                // The residual words live with the checker, which reads them all.
                 hints_by_first_byte(body.layout.pages(ps), ps, |byte| {
                     grids
                         .iter()
                         .find(|(lo, hi)| byte >= *lo && byte < *hi)
                         .map(|(lo, _)| body.owner((byte - lo) / body.elem))
+                        .or(residuals.map(|_| workers))
                 })
             }
         };
         Ok(Jacobi {
-            fj: ForkJoin::new(body, threads),
+            fj: ForkJoin::new(body, workers),
             hints,
-            threads,
+            threads: workers + u32::from(c.checker),
+            workers,
+            checker_iter: 0,
         })
     }
 }
@@ -299,7 +322,24 @@ impl Program for Jacobi {
         &self.hints
     }
     fn next_ops(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
-        self.fj.next_ops(t, running, out);
+        if t < self.workers {
+            self.fj.next_ops(t, running, out);
+            return;
+        }
+        // The convergence checker: wait for the iteration's sweeps, read every residual.
+        let body = self.fj.body();
+        let (k, Some(r)) = (self.checker_iter, body.residuals) else {
+            return;
+        };
+        if k >= body.iterations {
+            return;
+        }
+        self.checker_iter += 1;
+        out.push(Op::Barrier);
+        let a = body.layout.array(r);
+        body.emit
+            .range(out, a.addr(0, 0), self.workers as u64, body.elem, 1, false);
+        out.push(Op::IterationEnd(k));
     }
 }
 

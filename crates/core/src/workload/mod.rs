@@ -7,6 +7,10 @@
 
 pub mod jacobi;
 pub mod matvec;
+pub mod matvec_sparse;
+pub mod matvec_synthetic;
+pub mod pair_rows;
+pub mod surface_wave;
 
 use crate::error::ConfigError;
 use crate::machine::Machine;
@@ -16,6 +20,9 @@ use serde::{Deserialize, Serialize};
 
 pub use jacobi::{JacobiConfig, PageLayout};
 pub use matvec::MatvecConfig;
+pub use matvec_sparse::{MatvecSparseConfig, SparseRows};
+pub use matvec_synthetic::MatvecSyntheticConfig;
+pub use surface_wave::SurfaceWaveConfig;
 
 /// One operation of a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +49,9 @@ pub enum Op {
     PhaseHint,
     /// The thread finished an iteration of the program's outer loop.
     IterationEnd(u32),
+    /// The thread is about to reference this page (program-local) heavily: the perfect
+    /// knowledge Holliday's Foresight baseline migrates on. Other policies ignore it.
+    Advise(Vpn),
 }
 
 /// A program: threads, an address space, and lazily generated operations.
@@ -217,6 +227,12 @@ pub enum WorkloadConfig {
     Matvec(MatvecConfig),
     /// Jacobi relaxation on two grids with a 5-point stencil.
     Jacobi(JacobiConfig),
+    /// Holliday's synthetic vector-matrix multiply: processor pairs, uneven sparsity.
+    MatvecSynthetic(MatvecSyntheticConfig),
+    /// Holliday's vector-matrix multiply over a real sparse matrix.
+    MatvecSparse(MatvecSparseConfig),
+    /// Holliday's unsynchronised surface wave on a torus.
+    SurfaceWave(SurfaceWaveConfig),
 }
 
 impl Default for WorkloadConfig {
@@ -231,6 +247,9 @@ impl WorkloadConfig {
         vec![
             WorkloadConfig::Matvec(MatvecConfig::default()),
             WorkloadConfig::Jacobi(JacobiConfig::default()),
+            WorkloadConfig::MatvecSynthetic(MatvecSyntheticConfig::default()),
+            WorkloadConfig::MatvecSparse(MatvecSparseConfig::default()),
+            WorkloadConfig::SurfaceWave(SurfaceWaveConfig::default()),
         ]
     }
 
@@ -239,6 +258,9 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Matvec(_) => "matvec",
             WorkloadConfig::Jacobi(_) => "jacobi",
+            WorkloadConfig::MatvecSynthetic(_) => "matvec-synthetic",
+            WorkloadConfig::MatvecSparse(_) => "matvec-sparse",
+            WorkloadConfig::SurfaceWave(_) => "surface-wave",
         }
     }
 
@@ -251,6 +273,15 @@ impl WorkloadConfig {
             WorkloadConfig::Jacobi(_) => {
                 "Jacobi 5-point stencil on two NxN grids, a grid of partitions, a barrier per iteration (Holliday 4.3)"
             }
+            WorkloadConfig::MatvecSynthetic(_) => {
+                "512x512 matvec, processor pairs from opposite ends, half the rows 50% zero, repeated references (Holliday 4.2)"
+            }
+            WorkloadConfig::MatvecSparse(_) => {
+                "matvec over a real sparse matrix in three-vector storage, processor pairs (Holliday 4.2, 5.2)"
+            }
+            WorkloadConfig::SurfaceWave(_) => {
+                "2-D surface wave on a 100x100 torus, free-running partitions without barriers (Holliday 4.4)"
+            }
         }
     }
 
@@ -259,6 +290,15 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Matvec(c) => Ok(vec![Box::new(matvec::Matvec::new(c, machine)?)]),
             WorkloadConfig::Jacobi(c) => Ok(vec![Box::new(jacobi::Jacobi::new(c, machine)?)]),
+            WorkloadConfig::MatvecSynthetic(c) => Ok(vec![Box::new(
+                matvec_synthetic::MatvecSynthetic::new(c, machine)?,
+            )]),
+            WorkloadConfig::MatvecSparse(c) => Ok(vec![Box::new(
+                matvec_sparse::MatvecSparse::new(c, machine)?,
+            )]),
+            WorkloadConfig::SurfaceWave(c) => {
+                Ok(vec![Box::new(surface_wave::SurfaceWave::new(c, machine)?)])
+            }
         }
     }
 }

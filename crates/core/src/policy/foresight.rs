@@ -1,0 +1,78 @@
+//! `foresight`: Holliday's perfect-knowledge baseline (ASPLOS 1989, section 5.1): "all the
+//! pages in a row are migrated just before starting to reference the row".
+//!
+//! The workload supplies the knowledge: it announces each page it is about to work on
+//! ([`crate::workload::Op::Advise`]), and the policy migrates the page to the announcing
+//! thread's node at once, on that thread's time, with the same locking protocol as the
+//! migration daemon (every copy of the page-table entry held while the page moves and the
+//! copies are updated). Pages nobody announces stay where they were placed.
+
+use super::holliday_daemon::{locked_migrate, page_table_copies, program_placement};
+use super::{Ctx, Policy, StaticConfig, StaticPolicy};
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::types::{NodeId, ThreadId, Vpn};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `foresight`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ForesightConfig {
+    /// Initial placement (default: where the program puts its data, first touch for the
+    /// rest).
+    pub initial: StaticConfig,
+}
+
+impl Default for ForesightConfig {
+    fn default() -> Self {
+        ForesightConfig {
+            initial: program_placement(),
+        }
+    }
+}
+
+/// The policy.
+#[derive(Debug)]
+pub struct Foresight {
+    initial: StaticPolicy,
+}
+
+impl Foresight {
+    /// The policy for `machine`.
+    pub fn new(config: ForesightConfig, machine: &Machine) -> Result<Foresight, ConfigError> {
+        let initial = StaticPolicy::new(config.initial, machine).map_err(|e| {
+            ConfigError::new(
+                e.field.replacen("policy.", "policy.initial.", 1),
+                e.message.clone(),
+            )
+        })?;
+        Ok(Foresight { initial })
+    }
+}
+
+impl Policy for Foresight {
+    fn name(&self) -> &'static str {
+        "foresight"
+    }
+
+    fn initial_placement(
+        &mut self,
+        machine: &Machine,
+        vpn: Vpn,
+        hint: Option<NodeId>,
+    ) -> Option<NodeId> {
+        self.initial.initial_placement(machine, vpn, hint)
+    }
+
+    fn on_advise(&mut self, ctx: &mut Ctx, thread: ThreadId, vpn: Vpn) {
+        let Some(to) = ctx.thread_nodes().get(thread.idx()).copied().flatten() else {
+            return;
+        };
+        let page = ctx.page(vpn);
+        if page.copies.len() != 1 || page.home == to {
+            return;
+        }
+        let copies = page_table_copies(ctx);
+        locked_migrate(ctx, vpn, to, &copies);
+    }
+}

@@ -1,0 +1,290 @@
+//! `holliday-daemon`: periodic migration daemons with reference history (Holliday, ASPLOS
+//! 1989, section 3).
+//!
+//! One or more daemons, each on a processor of its own and owning a contiguous partition
+//! of the page table, repeat a pass: block for the blocking duration, then an *examine
+//! phase* that locks one copy of a page-table entry at a time (one copy per node with a
+//! user process), reads and clears its reference history, and picks the page's
+//! destination; then a *migration phase* that, for each chosen page, locks every copy of
+//! its entry at once, moves the page and updates every copy. The policy is the paper's
+//! greedy pull: move a page to the node that referenced it most since the last pass; no
+//! move when nobody referenced it or its home node referenced it as often as anyone.
+//!
+//! The daemon works one page per engine event, so user references and daemon steps
+//! interleave in time: a user reference that finds its entry copy held by a daemon waits
+//! for it, and a daemon that wants an entry a user is using waits for the access under
+//! way. Lock contention against responsiveness (section 3.2) is what these waits add up
+//! to; nothing here estimates it.
+
+use super::{Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Policy, StaticConfig, StaticPolicy};
+use crate::error::ConfigError;
+use crate::history::HistoryMode;
+use crate::machine::Machine;
+use crate::types::{NodeId, Ns, Vpn};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `holliday-daemon`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HollidayConfig {
+    /// Number of migration daemons, each on its own processor with its own partition of
+    /// the pages. Default 1 (the paper tries 1 and 2).
+    pub daemons: u32,
+    /// Blocking duration between passes, in ns. Default 0 (the paper tries 0, 50 us and
+    /// 10,000 us).
+    pub blocking_ns: u64,
+    /// Reference-history mechanism: `usage` (the Usage field, default), `refbit`, or
+    /// `aging:k` (k Referenced bits shifted at each examination).
+    pub history: HistoryMode,
+    /// Initial placement (default: where the program puts its data, first touch for the
+    /// rest — the paper's None baseline).
+    pub initial: StaticConfig,
+}
+
+impl Default for HollidayConfig {
+    fn default() -> Self {
+        HollidayConfig {
+            daemons: 1,
+            blocking_ns: 0,
+            history: HistoryMode::Usage,
+            initial: program_placement(),
+        }
+    }
+}
+
+/// Program-directed initial placement with first touch for the pages the program leaves.
+pub(crate) fn program_placement() -> StaticConfig {
+    StaticConfig {
+        placement: super::StaticPlacement::Program,
+        ..StaticConfig::default()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Waking up: the pass starts with the examine phase at the partition's first page.
+    Start,
+    /// Examining the entry copies of this page next.
+    Examine(u32),
+    /// Migrating the `i`-th chosen page next.
+    Migrate(usize),
+}
+
+#[derive(Debug)]
+struct Daemon {
+    pages: std::ops::Range<u32>,
+    phase: Phase,
+    chosen: Vec<(Vpn, NodeId)>,
+}
+
+/// The policy.
+#[derive(Debug)]
+pub struct HollidayDaemon {
+    config: HollidayConfig,
+    initial: StaticPolicy,
+    daemons: Vec<Daemon>,
+    /// Nodes holding a copy of the page table this pass (one per node with a running
+    /// user thread), ascending.
+    copies: Vec<NodeId>,
+    counts: Vec<u32>,
+}
+
+impl HollidayDaemon {
+    /// The policy for `machine`.
+    pub fn new(config: HollidayConfig, machine: &Machine) -> Result<HollidayDaemon, ConfigError> {
+        if config.daemons == 0 {
+            return Err(ConfigError::new("policy.daemons", "must be at least 1"));
+        }
+        if config.history == HistoryMode::None {
+            return Err(ConfigError::new(
+                "policy.history",
+                "a migration daemon needs reference history: usage, refbit or aging:K",
+            ));
+        }
+        let c = machine.costs();
+        if config.blocking_ns == 0 && c.pte_lock_ns + c.pte_examine_ns == 0 {
+            return Err(ConfigError::new(
+                "policy.blocking_ns",
+                "this machine's page-table-entry costs are zero, so a daemon that never \
+                 blocks would spin in zero time; set policy.blocking_ns or the machine's \
+                 pte_lock_ns / pte_examine_ns",
+            ));
+        }
+        let initial = StaticPolicy::new(config.initial.clone(), machine).map_err(|e| {
+            ConfigError::new(
+                e.field.replacen("policy.", "policy.initial.", 1),
+                e.message.clone(),
+            )
+        })?;
+        Ok(HollidayDaemon {
+            config,
+            initial,
+            daemons: Vec::new(),
+            copies: Vec::new(),
+            counts: vec![0; machine.nodes()],
+        })
+    }
+
+    /// One examine step: every copy of `vpn`'s entry, one at a time.
+    fn examine(&mut self, ctx: &mut Ctx, d: usize, vpn: Vpn) {
+        let examine = Ns(ctx.machine().costs().pte_examine_ns);
+        for c in self.counts.iter_mut() {
+            *c = 0;
+        }
+        for &n in &self.copies {
+            let hold = ctx.acquire_pte(vpn, n);
+            self.counts[n.idx()] = ctx.examine_history(vpn, n);
+            ctx.charge(examine);
+            ctx.release_pte(hold);
+        }
+        let page = ctx.page(vpn);
+        if page.copies.len() != 1 {
+            return;
+        }
+        let home = page.home;
+        // The most referencing node, the lowest-numbered among equals.
+        let (best, &top) = self
+            .counts
+            .iter()
+            .enumerate()
+            .max_by_key(|&(i, c)| (*c, std::cmp::Reverse(i)))
+            .expect("a machine has nodes");
+        if top > 0 && top > self.counts[home.idx()] {
+            self.daemons[d].chosen.push((vpn, NodeId(best as u16)));
+        }
+    }
+}
+
+impl Policy for HollidayDaemon {
+    fn name(&self) -> &'static str {
+        "holliday-daemon"
+    }
+
+    fn history(&self) -> HistoryMode {
+        self.config.history
+    }
+
+    fn initial_placement(
+        &mut self,
+        machine: &Machine,
+        vpn: Vpn,
+        hint: Option<NodeId>,
+    ) -> Option<NodeId> {
+        self.initial.initial_placement(machine, vpn, hint)
+    }
+
+    fn init(&mut self, ctx: &mut Ctx) {
+        let pages = ctx.npages() as u32;
+        let k = self.config.daemons;
+        self.daemons = partition(pages, k)
+            .into_iter()
+            .map(|pages| Daemon {
+                pages,
+                phase: Phase::Start,
+                chosen: Vec::new(),
+            })
+            .collect();
+    }
+
+    fn daemons(&self, _machine: &Machine) -> Vec<DaemonSpec> {
+        (0..self.config.daemons)
+            .map(|i| DaemonSpec {
+                name: format!("migration daemon {i}"),
+                placement: DaemonPlacement::OwnProcessor,
+                first_wake: Ns(self.config.blocking_ns),
+            })
+            .collect()
+    }
+
+    fn on_daemon(&mut self, ctx: &mut Ctx, id: usize) -> DaemonNext {
+        let phase = self.daemons[id].phase.clone();
+        match phase {
+            Phase::Start if self.daemons[id].pages.is_empty() => DaemonNext::Stop,
+            Phase::Start => {
+                self.copies = page_table_copies(ctx);
+                let first = self.daemons[id].pages.start;
+                self.daemons[id].chosen.clear();
+                self.daemons[id].phase = Phase::Examine(first);
+                self.on_daemon(ctx, id)
+            }
+            Phase::Examine(p) => {
+                if p < self.daemons[id].pages.end {
+                    self.examine(ctx, id, Vpn(p));
+                    self.daemons[id].phase = Phase::Examine(p + 1);
+                    DaemonNext::After(Ns::ZERO)
+                } else {
+                    self.daemons[id].phase = Phase::Migrate(0);
+                    self.on_daemon(ctx, id)
+                }
+            }
+            Phase::Migrate(i) => {
+                if let Some(&(vpn, to)) = self.daemons[id].chosen.get(i) {
+                    locked_migrate(ctx, vpn, to, &self.copies);
+                    self.daemons[id].phase = Phase::Migrate(i + 1);
+                    DaemonNext::After(Ns::ZERO)
+                } else {
+                    ctx.count_daemon_pass();
+                    self.daemons[id].phase = Phase::Start;
+                    DaemonNext::After(Ns(self.config.blocking_ns))
+                }
+            }
+        }
+    }
+}
+
+/// The nodes holding a copy of the page table: every node running a user process
+/// (section 3), ascending.
+pub(crate) fn page_table_copies(ctx: &Ctx) -> Vec<NodeId> {
+    let mut nodes: Vec<NodeId> = ctx.thread_nodes().iter().flatten().copied().collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
+}
+
+/// Migrates `vpn` to `to` under the paper's locking protocol: every copy of its entry is
+/// held while the page moves and each copy is updated.
+pub(crate) fn locked_migrate(ctx: &mut Ctx, vpn: Vpn, to: NodeId, copies: &[NodeId]) {
+    let update = Ns(ctx.machine().costs().pte_examine_ns);
+    let holds: Vec<_> = copies.iter().map(|&n| ctx.acquire_pte(vpn, n)).collect();
+    // A full destination refuses the page; it stays where it is.
+    let _ = ctx.migrate(vpn, to);
+    for h in holds {
+        ctx.charge(update);
+        ctx.release_pte(h);
+    }
+}
+
+/// Splits pages `0..pages` into `k` contiguous partitions whose sizes differ by at most one.
+pub fn partition(pages: u32, k: u32) -> Vec<std::ops::Range<u32>> {
+    let k = k.max(1);
+    let (base, extra) = (pages / k, pages % k);
+    let mut start = 0;
+    (0..k)
+        .map(|i| {
+            let len = base + u32::from(i < extra);
+            let r = start..start + len;
+            start += len;
+            r
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitions_cover_every_page_once() {
+        for (pages, k) in [(10, 1), (10, 2), (7, 3), (2, 5), (0, 2)] {
+            let parts = partition(pages, k);
+            assert_eq!(parts.len(), k as usize);
+            let mut seen = vec![0u32; pages as usize];
+            for r in &parts {
+                for p in r.clone() {
+                    seen[p as usize] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&c| c == 1), "{pages} pages, {k} daemons");
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! `matvec-synthetic`: Holliday's controlled migration experiment (ASPLOS 1989, sections
+//! 4.2 and 5.1). A 512 x 512 matrix of four-byte floats times a vector; every row starts a
+//! new page; threads work in pairs from opposite ends of their block of rows (see
+//! [`super::pair_rows`]). In the half of each block that starts in the even thread's
+//! memory every even entry is zero, so the even thread finishes its half first and goes on
+//! into rows whose pages sit in its partner's memory: the reference pattern changes and a
+//! migration can pay off, the more so the more often each non-zero entry is referenced.
+//!
+//! The vector is each processor's private copy, as in the paper's testbed, so it costs no
+//! shared references. Each row is announced page by page before it is used ([`Op::Advise`]),
+//! which is what the Foresight baseline migrates on.
+
+use super::pair_rows::PairRows;
+use super::{thread_count, Op, Program};
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::memory::{ArrayId, Layout};
+use crate::types::{Ns, Vpn};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `matvec-synthetic`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MatvecSyntheticConfig {
+    /// Matrix order N. Default 512 (the paper's 1 MB matrix).
+    pub n: u64,
+    /// References to each non-zero entry. Default 1 (the paper uses 1, 10 and 20).
+    pub refs_per_nonzero: u32,
+    /// References to each zeroed entry. Default 0: the program skips the zeroed entries,
+    /// which is what lets the even thread run ahead.
+    pub refs_per_zero: u32,
+    /// Threads, an even number; default one per processor (the paper uses 16 and 4).
+    pub threads: Option<u32>,
+    /// Element size in bytes. Default 4.
+    pub elem_bytes: u64,
+    /// Private computation per non-zero entry, in ns (loop control and arithmetic on
+    /// private data, which the software translation does not see). Default 0.
+    pub compute_ns_per_nonzero: u64,
+}
+
+impl Default for MatvecSyntheticConfig {
+    fn default() -> Self {
+        MatvecSyntheticConfig {
+            n: 512,
+            refs_per_nonzero: 1,
+            refs_per_zero: 0,
+            threads: None,
+            elem_bytes: 4,
+            compute_ns_per_nonzero: 0,
+        }
+    }
+}
+
+/// The program.
+#[derive(Debug)]
+pub struct MatvecSynthetic {
+    layout: Layout,
+    a: ArrayId,
+    n: u64,
+    page_size: u64,
+    rows: PairRows,
+    threads: u32,
+    refs_nonzero: u32,
+    refs_zero: u32,
+    compute: Ns,
+    hints: Vec<Option<u32>>,
+}
+
+impl MatvecSynthetic {
+    /// Builds the program for `machine`.
+    pub fn new(c: &MatvecSyntheticConfig, machine: &Machine) -> Result<Self, ConfigError> {
+        if c.n < 2 {
+            return Err(ConfigError::new("workload.n", "must be at least 2"));
+        }
+        if c.elem_bytes == 0 {
+            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
+        }
+        if c.refs_per_nonzero == 0 {
+            return Err(ConfigError::new(
+                "workload.refs_per_nonzero",
+                "must be at least 1",
+            ));
+        }
+        let threads = thread_count("workload.threads", c.threads, machine)?;
+        let rows = PairRows::new(c.n, threads)?;
+        let ps = machine.page_size();
+        let mut layout = Layout::new();
+        // "Each row starts a new page and is a multiple number of pages."
+        let a = layout.alloc_2d("A", c.n, c.n, c.elem_bytes, ps, ps);
+        let arr = layout.array(a).clone();
+        let hints = (0..layout.pages(ps))
+            .map(|p| {
+                let r = (p * ps).saturating_sub(arr.base) / arr.row_stride;
+                (r < c.n).then(|| rows.owner(r))
+            })
+            .collect();
+        Ok(MatvecSynthetic {
+            layout,
+            a,
+            n: c.n,
+            page_size: ps,
+            rows,
+            threads,
+            refs_nonzero: c.refs_per_nonzero,
+            refs_zero: c.refs_per_zero,
+            compute: Ns(c.compute_ns_per_nonzero),
+            hints,
+        })
+    }
+}
+
+impl Program for MatvecSynthetic {
+    fn name(&self) -> &str {
+        "matvec-synthetic"
+    }
+    fn threads(&self) -> u32 {
+        self.threads
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &self.hints
+    }
+    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
+        let Some(r) = self.rows.claim(t) else {
+            return;
+        };
+        let a = self.layout.array(self.a);
+        let ps = self.page_size;
+        let first = a.addr(r, 0) / ps;
+        let last = (a.addr(r, self.n - 1)) / ps;
+        for p in first..=last {
+            out.push(Op::Advise(Vpn(p as u32)));
+        }
+        let sparse_half = self.rows.in_even_half(r);
+        for j in 0..self.n {
+            let zero = sparse_half && j % 2 == 0;
+            let count = if zero {
+                self.refs_zero
+            } else {
+                self.refs_nonzero
+            };
+            if count == 0 {
+                continue;
+            }
+            // One op per entry, not merged per page: a page that migrates in the middle
+            // of a row serves the rest of the row from its new home.
+            out.push(Op::Ref {
+                vpn: Vpn((a.addr(r, j) / ps) as u32),
+                write: false,
+                count,
+            });
+            if !zero && self.compute > Ns::ZERO {
+                out.push(Op::Compute(self.compute));
+            }
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! `surface-wave`: the progression of a two-dimensional surface wave (Holliday, ASPLOS
+//! 1989, sections 4.4 and 5.4). A 100 x 100 grid with periodic boundaries (a torus),
+//! advanced every time step of 100 ms for 80,000 ms of simulated time (800 steps; the
+//! paper's wave speed of 50 mm/s changes the values computed, not the references made).
+//! The explicit scheme keeps three time levels: a point's next value reads its own and its
+//! four neighbours' current values and its own previous value.
+//!
+//! The grid is divided into a grid of partitions, one per thread, each thread's partition
+//! in its own memory, and — the point of the workload — there are no barriers: every
+//! thread runs through its steps as fast as it can, reading whatever its neighbours have
+//! written. The grids are stored row-major, so with pages larger than a partition's row
+//! segment a page holds pieces of several partitions: a mixture of Jacobi's sharing and the
+//! matrix product's private pages.
+
+use super::{hints_by_first_byte, thread_count, Emitter, Op, Program};
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::memory::{ArrayId, Layout};
+use crate::types::Ns;
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `surface-wave`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SurfaceWaveConfig {
+    /// Points per side. Default 100.
+    pub n: u64,
+    /// Time step in ms. Default 100.
+    pub time_step_ms: u64,
+    /// Total simulated time in ms. Default 80,000 (800 steps).
+    pub total_ms: u64,
+    /// Partition grid as [rows, columns]; default the most nearly square grid with one
+    /// partition per thread.
+    pub grid: Option<[u32; 2]>,
+    /// Threads; default one per processor.
+    pub threads: Option<u32>,
+    /// Element size in bytes. Default 4.
+    pub elem_bytes: u64,
+    /// Private computation per point and step, in ns. Default 0.
+    pub compute_ns_per_point: u64,
+}
+
+impl Default for SurfaceWaveConfig {
+    fn default() -> Self {
+        SurfaceWaveConfig {
+            n: 100,
+            time_step_ms: 100,
+            total_ms: 80_000,
+            grid: None,
+            threads: None,
+            elem_bytes: 4,
+            compute_ns_per_point: 0,
+        }
+    }
+}
+
+/// The program.
+#[derive(Debug)]
+pub struct SurfaceWave {
+    layout: Layout,
+    grids: [ArrayId; 3],
+    n: u64,
+    pcol: u64,
+    rpp: u64,
+    cpp: u64,
+    elem: u64,
+    steps: u32,
+    step: Vec<u32>,
+    threads: u32,
+    compute_per_row: Ns,
+    emit: Emitter,
+    hints: Vec<Option<u32>>,
+}
+
+impl SurfaceWave {
+    /// Builds the program for `machine`.
+    pub fn new(c: &SurfaceWaveConfig, machine: &Machine) -> Result<Self, ConfigError> {
+        if c.n < 3 {
+            return Err(ConfigError::new("workload.n", "must be at least 3"));
+        }
+        if c.elem_bytes == 0 {
+            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
+        }
+        if c.time_step_ms == 0 {
+            return Err(ConfigError::new(
+                "workload.time_step_ms",
+                "must be positive",
+            ));
+        }
+        let steps = c.total_ms / c.time_step_ms;
+        if steps == 0 || steps > u32::MAX as u64 {
+            return Err(ConfigError::new(
+                "workload.total_ms",
+                format!(
+                    "{} ms in steps of {} ms gives {steps} steps; need 1 to 2^32-1",
+                    c.total_ms, c.time_step_ms
+                ),
+            ));
+        }
+        let threads = thread_count("workload.threads", c.threads, machine)?;
+        let [prow, pcol] = c
+            .grid
+            .unwrap_or_else(|| super::jacobi::square_grid(threads));
+        if prow == 0 || pcol == 0 || prow * pcol != threads {
+            return Err(ConfigError::new(
+                "workload.grid",
+                format!("{prow}x{pcol} partitions for {threads} threads: need one per thread"),
+            ));
+        }
+        if !c.n.is_multiple_of(prow as u64)
+            || !c.n.is_multiple_of(pcol as u64)
+            || c.n / (pcol as u64) < 2
+        {
+            return Err(ConfigError::new(
+                "workload.n",
+                format!(
+                    "{} must divide into the {prow}x{pcol} partition grid, at least 2 columns each",
+                    c.n
+                ),
+            ));
+        }
+        let ps = machine.page_size();
+        let mut layout = Layout::new();
+        let grids = [
+            layout.alloc("previous", c.n * c.n, c.elem_bytes, ps),
+            layout.alloc("current", c.n * c.n, c.elem_bytes, ps),
+            layout.alloc("next", c.n * c.n, c.elem_bytes, ps),
+        ];
+        let (rpp, cpp) = (c.n / prow as u64, c.n / pcol as u64);
+        let spans: Vec<(u64, u64)> = grids
+            .iter()
+            .map(|&g| {
+                let a = layout.array(g);
+                (a.base, a.base + a.span())
+            })
+            .collect();
+        let n = c.n;
+        let elem = c.elem_bytes;
+        let hints = hints_by_first_byte(layout.pages(ps), ps, |byte| {
+            let (lo, _) = spans.iter().find(|(lo, hi)| byte >= *lo && byte < *hi)?;
+            let lin = (byte - lo) / elem;
+            let (i, j) = (lin / n, lin % n);
+            Some(((i / rpp) * pcol as u64 + j / cpp) as u32)
+        });
+        Ok(SurfaceWave {
+            layout,
+            grids,
+            n,
+            pcol: pcol as u64,
+            rpp,
+            cpp,
+            elem,
+            steps: steps as u32,
+            step: vec![0; threads as usize],
+            threads,
+            compute_per_row: Ns(c.compute_ns_per_point * cpp),
+            emit: Emitter { page_size: ps },
+            hints,
+        })
+    }
+
+    /// `per` references to elements (i, cols) of grid `g` (no wrap inside the range).
+    fn seg(
+        &self,
+        out: &mut Vec<Op>,
+        g: ArrayId,
+        i: u64,
+        cols: std::ops::Range<u64>,
+        per: u32,
+        w: bool,
+    ) {
+        if cols.end > cols.start {
+            let a = self.layout.array(g);
+            let len = cols.end - cols.start;
+            self.emit.range(
+                out,
+                a.addr(0, i * self.n + cols.start),
+                len,
+                self.elem,
+                per,
+                w,
+            );
+        }
+    }
+}
+
+impl Program for SurfaceWave {
+    fn name(&self) -> &str {
+        "surface-wave"
+    }
+    fn threads(&self) -> u32 {
+        self.threads
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &self.hints
+    }
+    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
+        let s = self.step[t as usize];
+        if s >= self.steps {
+            return;
+        }
+        self.step[t as usize] = s + 1;
+        // The three time levels rotate: step s reads levels s and s-1, writes s+1.
+        let prev = self.grids[(s % 3) as usize];
+        let cur = self.grids[((s + 1) % 3) as usize];
+        let next = self.grids[((s + 2) % 3) as usize];
+        let n = self.n;
+        let (pr, pc) = (t as u64 / self.pcol, t as u64 % self.pcol);
+        let (c0, c1) = (pc * self.cpp, (pc + 1) * self.cpp);
+        for i in pr * self.rpp..(pr + 1) * self.rpp {
+            let up = (i + n - 1) % n;
+            let down = (i + 1) % n;
+            self.seg(out, cur, up, c0..c1, 1, false);
+            // Row i of the current level: the left neighbour outside the segment (wrapping
+            // round the torus), the segment's ends twice, its interior three times (self,
+            // left of the next, right of the previous), the right neighbour outside.
+            let left = (c0 + n - 1) % n;
+            self.seg(out, cur, i, left..left + 1, 1, false);
+            self.seg(out, cur, i, c0..c0 + 1, 2, false);
+            self.seg(out, cur, i, c0 + 1..c1 - 1, 3, false);
+            self.seg(out, cur, i, c1 - 1..c1, 2, false);
+            let right = c1 % n;
+            self.seg(out, cur, i, right..right + 1, 1, false);
+            self.seg(out, cur, down, c0..c1, 1, false);
+            self.seg(out, prev, i, c0..c1, 1, false);
+            if self.compute_per_row > Ns::ZERO {
+                out.push(Op::Compute(self.compute_per_row));
+            }
+            self.seg(out, next, i, c0..c1, 1, true);
+        }
+    }
+}
