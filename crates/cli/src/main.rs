@@ -293,19 +293,19 @@ fn list() {
     for name in presets::names() {
         let t = presets::preset_table(name).expect("built-in presets parse");
         let d = t.get("description").and_then(|d| d.as_str()).unwrap_or("");
-        println!("  {name:<16} {d}");
+        println!("  {name:<18} {d}");
     }
     println!("workloads:");
     for w in WorkloadConfig::all() {
-        println!("  {:<16} {}", w.kind(), w.describe());
+        println!("  {:<18} {}", w.kind(), w.describe());
     }
     println!("policies:");
     for p in PolicyConfig::all() {
-        println!("  {:<16} {}", p.kind(), p.describe());
+        println!("  {:<18} {}", p.kind(), p.describe());
     }
     println!("schedulers:");
     for s in SchedulerConfig::all() {
-        println!("  {:<16} {}", s.kind(), s.describe());
+        println!("  {:<18} {}", s.kind(), s.describe());
     }
 }
 

@@ -243,6 +243,31 @@ fn builtin_study_reproduces_in_quick_mode_with_claims_held() {
 }
 
 #[test]
+fn holliday89_reproduces_in_quick_mode_and_evaluates_every_claim() {
+    let out = tmp("holliday-quick");
+    let exp = workspace_root().join("experiments");
+    let o = numaplace(&[
+        "reproduce",
+        "holliday89",
+        "--quick",
+        "--no-fail",
+        "--experiments",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}\n{}", stderr(&o));
+    // Quick sizes are too small for the paper's conclusions; what CI checks is that every
+    // table runs and every claim finds its runs.
+    assert!(text.contains("of 17 claims held"), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+    for table in ["Table 1", "Table 4", "Table 5"] {
+        assert!(text.contains(table), "{table} missing");
+    }
+}
+
+#[test]
 fn a_false_claim_is_reported_not_held_with_a_nonzero_exit() {
     let exp = tmp("false-claim-experiments");
     let paper = exp.join("false-claim");

@@ -84,6 +84,8 @@ struct ThreadRt {
     /// Time the thread still owes to daemons that took a page-table entry in the
     /// middle of its last run.
     delay: Ns,
+    /// When it started waiting at a barrier or lock.
+    blocked_at: Ns,
     stats: ThreadStats,
 }
 
@@ -197,6 +199,7 @@ impl Engine {
                     status: Status::Ready,
                     queued: false,
                     delay: Ns::ZERO,
+                    blocked_at: Ns::ZERO,
                     stats: ThreadStats {
                         id: g,
                         program: pi as u32,
@@ -470,7 +473,7 @@ impl Engine {
                     now
                 }
                 Op::Lock(l) => {
-                    if !self.lock(tid, l) {
+                    if !self.lock(tid, l, now) {
                         return Ok(());
                     }
                     now
@@ -656,6 +659,7 @@ impl Engine {
         } else {
             let th = &mut self.threads[tid as usize];
             th.status = Status::AtBarrier;
+            th.blocked_at = now;
             false
         }
     }
@@ -664,7 +668,9 @@ impl Engine {
         let waiting = std::mem::take(&mut self.progs[pi].barrier_waiting);
         for &w in &waiting {
             if w != except {
-                self.threads[w as usize].status = Status::Ready;
+                let th = &mut self.threads[w as usize];
+                th.stats.sync_wait_ns += (now - th.blocked_at).0;
+                th.status = Status::Ready;
                 if self.threads[w as usize].proc.is_some() {
                     self.queue_thread(w, now);
                 }
@@ -684,7 +690,7 @@ impl Engine {
         (pi, l as usize)
     }
 
-    fn lock(&mut self, tid: u32, l: u32) -> bool {
+    fn lock(&mut self, tid: u32, l: u32, now: Ns) -> bool {
         let (pi, li) = self.lock_slot(tid, l);
         let slot = &mut self.progs[pi].locks[li];
         if slot.0.is_none() {
@@ -693,6 +699,7 @@ impl Engine {
         } else {
             slot.1.push_back(tid);
             self.threads[tid as usize].status = Status::AtLock;
+            self.threads[tid as usize].blocked_at = now;
             false
         }
     }
@@ -705,7 +712,9 @@ impl Engine {
         }
         slot.0 = slot.1.pop_front();
         if let Some(next) = slot.0 {
-            self.threads[next as usize].status = Status::Ready;
+            let th = &mut self.threads[next as usize];
+            th.stats.sync_wait_ns += (now - th.blocked_at).0;
+            th.status = Status::Ready;
             if self.threads[next as usize].proc.is_some() {
                 self.queue_thread(next, now);
             }
@@ -828,6 +837,7 @@ impl Engine {
 
     fn finish(mut self) -> Stats {
         let end = Ns(self.stats.makespan_ns);
+        self.stats.npages = self.mem.npages() as u64;
         for r in self.stats.pages.iter_mut() {
             let p = self.mem.page(Vpn(r.vpn));
             r.home = p.home.0;

@@ -170,6 +170,8 @@ pub struct Stats {
     pub daemon_busy_ns: u64,
     /// Daemon passes (policy-defined unit of daemon work).
     pub daemon_passes: u64,
+    /// Pages in the address space.
+    pub npages: u64,
     /// Per-thread outcomes.
     pub threads: Vec<ThreadStats>,
     /// Per-interval counters.

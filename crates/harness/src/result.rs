@@ -15,11 +15,23 @@ pub struct RunOutput {
 /// The JSON record of a run.
 pub fn stats_json(cfg: &RunConfig, s: &Stats) -> Value {
     let e = &s.events;
+    // Holliday reports the average of the processors' completion times.
+    let mean_completion_ns = if s.threads.is_empty() {
+        0.0
+    } else {
+        s.threads
+            .iter()
+            .map(|t| t.completion_ns as f64)
+            .sum::<f64>()
+            / s.threads.len() as f64
+    };
     json!({
         "makespan_ns": s.makespan_ns,
+        "mean_completion_ns": mean_completion_ns,
         "refs": s.refs,
         "faults": e.faults,
         "migrations": e.migrations,
+        "migrations_per_page": if s.npages == 0 { 0.0 } else { e.migrations as f64 / s.npages as f64 },
         "replications": e.replications,
         "coherency_faults": e.coherency_faults,
         "invalidations": e.invalidations,

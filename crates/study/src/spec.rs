@@ -87,6 +87,12 @@ pub struct Axis {
     pub field: String,
     /// The values taken, in order (non-empty).
     pub values: Vec<toml::Value>,
+    /// Names of the values, for a *case axis*: then `field` is just a name for the axis,
+    /// each value is a table of dotted settings applied together (e.g. a policy and its
+    /// parameters), and results record the label (e.g. `"1D(B50)"`). Empty for a plain
+    /// axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 /// Overrides for `--quick` mode (small, fast variants of an experiment).
@@ -236,6 +242,8 @@ struct RawAxis {
     values: Option<Vec<toml::Value>>,
     #[serde(default)]
     range: Option<RawRange>,
+    #[serde(default)]
+    labels: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -353,9 +361,18 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Spec, SpecError> {
             }
             (None, Some(r)) => expand_range(&r, &format!("{here}.range"), origin)?,
         };
+        let labels = match a.labels {
+            None => Vec::new(),
+            Some(labels) => {
+                check_case_axis(&labels, &values)
+                    .map_err(|(f, m)| invalid(&format!("{here}.{f}"), m))?;
+                labels
+            }
+        };
         axes.push(Axis {
             field: a.field,
             values,
+            labels,
         });
     }
 
@@ -383,6 +400,20 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Spec, SpecError> {
                     }
                     RawAxisValues::Range(r) => expand_range(&r, &here, origin)?,
                 };
+                // A case axis is narrowed by naming some of its labels.
+                if let Some(a) = axes.iter().find(|a| a.field == k && !a.labels.is_empty()) {
+                    for v in &values {
+                        if !v.as_str().is_some_and(|l| a.labels.iter().any(|x| x == l)) {
+                            return Err(invalid(
+                                &here,
+                                format!(
+                                    "a case axis is narrowed by its labels ({}), got {v}",
+                                    a.labels.join(", ")
+                                ),
+                            ));
+                        }
+                    }
+                }
                 qaxes.insert(k, values);
             }
             Some(QuickSpec {
@@ -588,9 +619,29 @@ pub fn effective_axes(spec: &Spec, quick: bool) -> Vec<Axis> {
                 (Some(q), true) => q.axes.get(&a.field).cloned(),
                 _ => None,
             };
-            Axis {
-                field: a.field.clone(),
-                values: values.unwrap_or_else(|| a.values.clone()),
+            match values {
+                Some(picked) if !a.labels.is_empty() => {
+                    let (values, labels) = picked
+                        .iter()
+                        .filter_map(|p| {
+                            let i = a
+                                .labels
+                                .iter()
+                                .position(|l| Some(l.as_str()) == p.as_str())?;
+                            Some((a.values[i].clone(), a.labels[i].clone()))
+                        })
+                        .unzip();
+                    Axis {
+                        field: a.field.clone(),
+                        values,
+                        labels,
+                    }
+                }
+                values => Axis {
+                    field: a.field.clone(),
+                    values: values.unwrap_or_else(|| a.values.clone()),
+                    labels: a.labels.clone(),
+                },
             }
         })
         .collect()
@@ -618,6 +669,35 @@ pub fn effective_base(spec: &Spec, quick: bool) -> toml::Table {
         }
     }
     base
+}
+
+/// Checks a case axis: one distinct, non-empty label per value, and every value a table
+/// of dotted settings. Errors name the offending key (`labels` or `values`).
+fn check_case_axis(labels: &[String], values: &[toml::Value]) -> Result<(), (String, String)> {
+    if labels.len() != values.len() {
+        return Err((
+            "labels".into(),
+            format!("{} labels for {} values", labels.len(), values.len()),
+        ));
+    }
+    for (i, l) in labels.iter().enumerate() {
+        if l.trim().is_empty() || labels[..i].contains(l) {
+            return Err(("labels".into(), format!("label `{l}` is empty or repeated")));
+        }
+    }
+    for (i, v) in values.iter().enumerate() {
+        let toml::Value::Table(t) = v else {
+            return Err((
+                format!("values[{i}]"),
+                "a case axis takes tables of dotted settings, e.g. { \"policy.kind\" = \"static\" }"
+                    .into(),
+            ));
+        };
+        for k in t.keys() {
+            check_path(k).map_err(|m| (format!("values[{i}].{k}"), m))?;
+        }
+    }
+    Ok(())
 }
 
 /// Number of run points of the expansion, or `None` on overflow.
@@ -702,16 +782,22 @@ pub fn expand(spec: &Spec, quick: bool) -> Vec<RunPoint> {
             choice[k] = rest % a.values.len();
             rest /= a.values.len();
         }
-        let settings: Vec<(String, toml::Value)> = axes
-            .iter()
-            .zip(&choice)
-            .map(|(a, &c)| (a.field.clone(), a.values[c].clone()))
-            .collect();
-        let seed = spec.seed_base.saturating_add(trial);
         let mut config = base.clone();
-        for (k, v) in &settings {
-            set_dotted(&mut config, k, v.clone());
+        let mut settings: Vec<(String, toml::Value)> = Vec::with_capacity(axes.len());
+        for (a, &c) in axes.iter().zip(&choice) {
+            if a.labels.is_empty() {
+                set_dotted(&mut config, &a.field, a.values[c].clone());
+                settings.push((a.field.clone(), a.values[c].clone()));
+            } else {
+                if let toml::Value::Table(t) = &a.values[c] {
+                    for (k, v) in t {
+                        set_dotted(&mut config, k, v.clone());
+                    }
+                }
+                settings.push((a.field.clone(), toml::Value::String(a.labels[c].clone())));
+            }
         }
+        let seed = spec.seed_base.saturating_add(trial);
         config.insert(
             "seed".into(),
             toml::Value::Integer(i64::try_from(seed).unwrap_or(i64::MAX)),

@@ -29,6 +29,10 @@ pub struct Record {
     /// Why the run failed, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The run's configuration as the spec gave it (before the runner resolved it), so a
+    /// resumed sweep notices a changed base configuration.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub spec_config: Value,
 }
 
 impl Record {
@@ -298,6 +302,7 @@ mod tests {
             settings: Map::new(),
             result: serde_json::json!({"makespan_ns": i}),
             error: None,
+            spec_config: Value::Null,
         }
     }
 

@@ -103,6 +103,12 @@ pub fn settings_json(point: &RunPoint) -> Map<String, Value> {
         .collect()
 }
 
+fn toml_table_json(t: &toml::Table) -> Map<String, Value> {
+    t.iter()
+        .map(|(k, v)| (k.clone(), toml_to_json(v)))
+        .collect()
+}
+
 fn settings_match(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
     a.len() == b.len()
         && a.iter()
@@ -185,6 +191,15 @@ pub fn run_sweep(
                 p.seed
             );
         }
+        if !rec.spec_config.is_null()
+            && !values_equal(&rec.spec_config, &Value::Object(toml_table_json(&p.config)))
+        {
+            bail!(
+                "{}: stored run {} was made with another configuration than the spec now gives (its base changed); use a new results file",
+                out.display(),
+                rec.id
+            );
+        }
         done.insert(rec.index, rec);
     }
     let todo: Vec<&RunPoint> = points
@@ -244,6 +259,7 @@ pub fn run_sweep(
                 settings: settings_json(p),
                 result,
                 error,
+                spec_config: Value::Object(toml_table_json(&p.config)),
             };
             if let Some(msg) = &rec.error {
                 bar.println(format!("run {} failed: {msg}", rec.id));

@@ -384,6 +384,7 @@ mod tests {
             settings,
             result: json!({ "makespan_ns": m }),
             error: None,
+            spec_config: Value::Null,
         }
     }
 

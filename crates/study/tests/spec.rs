@@ -139,3 +139,63 @@ mod expansion {
         }
     }
 }
+
+const CASES: &str = r#"
+name = "cases"
+[base.policy]
+kind = "static"
+[[axis]]
+field = "type"
+labels = ["None", "1D(B50)"]
+values = [
+  { policy = { kind = "static", placement = "program" } },
+  { policy = { kind = "holliday-daemon", blocking_ns = 50000 }, "machine.nodes" = 4 },
+]
+[quick.axis]
+type = ["1D(B50)"]
+"#;
+
+#[test]
+fn case_axis_applies_every_setting_of_a_case_and_records_its_label() {
+    let spec = parse_spec(CASES, "c.toml").unwrap();
+    let pts = numaplace_study::expand(&spec, false);
+    assert_eq!(pts.len(), 2);
+    assert_eq!(
+        pts[1].settings,
+        vec![("type".to_string(), toml::Value::from("1D(B50)"))]
+    );
+    let cfg = &pts[1].config;
+    assert_eq!(cfg["policy"]["kind"].as_str(), Some("holliday-daemon"));
+    assert_eq!(
+        cfg["policy"].get("placement"),
+        None,
+        "the case replaces the policy table"
+    );
+    assert_eq!(cfg["machine"]["nodes"].as_integer(), Some(4));
+}
+
+#[test]
+fn quick_mode_narrows_a_case_axis_by_label() {
+    let spec = parse_spec(CASES, "c.toml").unwrap();
+    let pts = numaplace_study::expand(&spec, true);
+    assert_eq!(pts.len(), 1);
+    assert_eq!(pts[0].settings[0].1.as_str(), Some("1D(B50)"));
+}
+
+#[test]
+fn case_axis_needs_one_label_per_value() {
+    let e = err(&CASES.replace(r#"labels = ["None", "1D(B50)"]"#, r#"labels = ["None"]"#));
+    assert!(e.contains("axis[0].labels"), "{e}");
+}
+
+#[test]
+fn case_axis_values_must_be_tables() {
+    let e = err(r#"
+name = "x"
+[[axis]]
+field = "type"
+labels = ["a"]
+values = [3]
+"#);
+    assert!(e.contains("axis[0].values[0]"), "{e}");
+}

@@ -106,6 +106,23 @@ fn resume_with_changed_spec_is_an_error() {
 }
 
 #[test]
+fn resume_with_changed_base_configuration_is_an_error() {
+    let spec = parse_spec(SPEC_3X5, "spec.toml").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    run_sweep(&spec, &FakeRunner::new(0), &opts(&path, 2)).unwrap();
+    let changed = parse_spec(
+        &SPEC_3X5.replace(r#"workload.kind = "jacobi""#, r#"workload.kind = "matvec""#),
+        "spec.toml",
+    )
+    .unwrap();
+    let mut o = opts(&path, 2);
+    o.resume = true;
+    let err = run_sweep(&changed, &FakeRunner::new(0), &o).unwrap_err();
+    assert!(err.to_string().contains("base changed"), "{err}");
+}
+
+#[test]
 fn shards_merged_equal_the_whole() {
     let spec = parse_spec(SPEC_3X5, "spec.toml").unwrap();
     let dir = tempfile::tempdir().unwrap();

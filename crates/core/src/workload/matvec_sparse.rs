@@ -68,6 +68,9 @@ pub struct MatvecSparseConfig {
     pub word_bytes: u64,
     /// Private computation per non-zero entry, in ns. Default 0.
     pub compute_ns_per_nonzero: u64,
+    /// Products computed one after another, with a barrier between them (an iterative
+    /// method's inner product). Default 1.
+    pub iterations: u32,
     /// The matrix's rows, filled in from `matrix` by whoever reads files.
     #[serde(skip)]
     pub rows: Option<Arc<SparseRows>>,
@@ -81,6 +84,7 @@ impl Default for MatvecSparseConfig {
             threads: None,
             word_bytes: 4,
             compute_ns_per_nonzero: 0,
+            iterations: 1,
             rows: None,
         }
     }
@@ -98,6 +102,11 @@ pub struct MatvecSparse {
     refs: u32,
     compute: Ns,
     hints: Vec<Option<u32>>,
+    iterations: u32,
+    /// Per thread, the product it is working on.
+    iter: Vec<u32>,
+    /// Per pair, the product its block was last dealt for.
+    dealt: Vec<u32>,
 }
 
 impl MatvecSparse {
@@ -111,6 +120,12 @@ impl MatvecSparse {
         })?;
         if c.word_bytes == 0 {
             return Err(ConfigError::new("workload.word_bytes", "must be positive"));
+        }
+        if c.iterations == 0 {
+            return Err(ConfigError::new(
+                "workload.iterations",
+                "must be at least 1",
+            ));
         }
         if c.refs_per_nonzero == 0 {
             return Err(ConfigError::new(
@@ -157,6 +172,9 @@ impl MatvecSparse {
             refs: c.refs_per_nonzero,
             compute: Ns(c.compute_ns_per_nonzero),
             hints,
+            iterations: c.iterations,
+            iter: vec![0; threads as usize],
+            dealt: vec![0; threads as usize / 2],
         })
     }
 
@@ -179,7 +197,21 @@ impl Program for MatvecSparse {
         &self.hints
     }
     fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
+        let k = self.iter[t as usize];
+        if k >= self.iterations {
+            return;
+        }
+        // The barrier ends a product for both threads of a pair before either starts
+        // the next, so the first of them to ask deals the block again.
+        let pair = (t / 2) as usize;
+        if self.dealt[pair] < k {
+            self.pairs.reset_pair(pair);
+            self.dealt[pair] = k;
+        }
         let Some(r) = self.pairs.claim(t) else {
+            self.iter[t as usize] = k + 1;
+            out.push(Op::Barrier);
+            out.push(Op::IterationEnd(k));
             return;
         };
         let (k0, k1) = (self.m.row_ptr[r as usize], self.m.row_ptr[r as usize + 1]);

@@ -55,6 +55,12 @@ impl PairRows {
         self.owner(r).is_multiple_of(2)
     }
 
+    /// Gives pair `k` its whole block again (the next product of an iterative method).
+    pub fn reset_pair(&mut self, k: usize) {
+        let (lo, _, hi) = self.blocks[k];
+        self.next[k] = (lo, hi);
+    }
+
     /// Claims thread `t`'s next row, or `None` when its pair has no rows left.
     pub fn claim(&mut self, t: u32) -> Option<u64> {
         let (lo, hi) = &mut self.next[(t / 2) as usize];
