@@ -374,3 +374,36 @@ fn jacobi_threads_wait_at_the_barrier_for_the_slowest() {
     assert_eq!(s.threads.len(), 5);
     assert!(s.threads[4].sync_wait_ns > 0);
 }
+
+#[test]
+fn surface_wave_partition_major_layout_keeps_most_references_local() {
+    let run = |layout| {
+        RunConfig {
+            machine: sixteen_sat(),
+            workload: WorkloadConfig::SurfaceWave(SurfaceWaveConfig {
+                n: 40,
+                total_ms: 500,
+                threads: Some(4),
+                layout,
+                ..Default::default()
+            }),
+            policy: none(),
+            scheduler: SchedulerConfig::default(),
+            seed: 1,
+            report: Default::default(),
+        }
+        .run()
+        .unwrap()
+    };
+    let remote = |s: &Stats| s.refs.remote as f64 / s.refs.total as f64;
+    let (v, h) = (
+        run(numaplace_core::workload::PageLayout::Vertical),
+        run(numaplace_core::workload::PageLayout::Horizontal),
+    );
+    assert!(
+        remote(&v) < 0.5 * remote(&h),
+        "{} vs {}",
+        remote(&v),
+        remote(&h)
+    );
+}

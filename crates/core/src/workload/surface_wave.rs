@@ -8,11 +8,13 @@
 //! The grid is divided into a grid of partitions, one per thread, each thread's partition
 //! in its own memory, and — the point of the workload — there are no barriers: every
 //! thread runs through its steps as fast as it can, reading whatever its neighbours have
-//! written. The grids are stored row-major, so with pages larger than a partition's row
-//! segment a page holds pieces of several partitions: a mixture of Jacobi's sharing and the
-//! matrix product's private pages.
+//! written. Each partition's points are stored together by default (the program came from
+//! a hypercube, where every process owns its subgrid); pages at a partition's ends and its
+//! boundary rows are shared with neighbours, the rest are private: a mixture of Jacobi's
+//! sharing and the matrix product's private pages. `layout = "horizontal"` stores the grids
+//! row-major instead.
 
-use super::{hints_by_first_byte, thread_count, Emitter, Op, Program};
+use super::{hints_by_first_byte, thread_count, Emitter, Op, PageLayout, Program};
 use crate::error::ConfigError;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
@@ -38,6 +40,11 @@ pub struct SurfaceWaveConfig {
     pub elem_bytes: u64,
     /// Private computation per point and step, in ns. Default 0.
     pub compute_ns_per_point: u64,
+    /// How the grids are stored: `vertical` (default) keeps each partition's points
+    /// together, as a program ported from a hypercube (where every process owns its
+    /// subgrid, the paper's source) does; `horizontal` is plain row-major order, where
+    /// every page larger than a partition's row segment is shared by several partitions.
+    pub layout: PageLayout,
 }
 
 impl Default for SurfaceWaveConfig {
@@ -50,6 +57,7 @@ impl Default for SurfaceWaveConfig {
             threads: None,
             elem_bytes: 4,
             compute_ns_per_point: 0,
+            layout: PageLayout::Vertical,
         }
     }
 }
@@ -63,6 +71,7 @@ pub struct SurfaceWave {
     pcol: u64,
     rpp: u64,
     cpp: u64,
+    vertical: bool,
     elem: u64,
     steps: u32,
     step: Vec<u32>,
@@ -136,11 +145,16 @@ impl SurfaceWave {
             .collect();
         let n = c.n;
         let elem = c.elem_bytes;
+        let vertical = c.layout == PageLayout::Vertical;
         let hints = hints_by_first_byte(layout.pages(ps), ps, |byte| {
             let (lo, _) = spans.iter().find(|(lo, hi)| byte >= *lo && byte < *hi)?;
             let lin = (byte - lo) / elem;
-            let (i, j) = (lin / n, lin % n);
-            Some(((i / rpp) * pcol as u64 + j / cpp) as u32)
+            if vertical {
+                Some((lin / (rpp * cpp)) as u32)
+            } else {
+                let (i, j) = (lin / n, lin % n);
+                Some(((i / rpp) * pcol as u64 + j / cpp) as u32)
+            }
         });
         Ok(SurfaceWave {
             layout,
@@ -149,6 +163,7 @@ impl SurfaceWave {
             pcol: pcol as u64,
             rpp,
             cpp,
+            vertical,
             elem,
             steps: steps as u32,
             step: vec![0; threads as usize],
@@ -157,6 +172,18 @@ impl SurfaceWave {
             emit: Emitter { page_size: ps },
             hints,
         })
+    }
+
+    /// Linear element index of (i, j) in a grid; a range of columns inside one partition
+    /// is contiguous in either layout.
+    #[inline]
+    fn lin(&self, i: u64, j: u64) -> u64 {
+        if self.vertical {
+            let part = (i / self.rpp) * self.pcol + j / self.cpp;
+            part * self.rpp * self.cpp + (i % self.rpp) * self.cpp + j % self.cpp
+        } else {
+            i * self.n + j
+        }
     }
 
     /// `per` references to elements (i, cols) of grid `g` (no wrap inside the range).
@@ -174,7 +201,7 @@ impl SurfaceWave {
             let len = cols.end - cols.start;
             self.emit.range(
                 out,
-                a.addr(0, i * self.n + cols.start),
+                a.addr(0, self.lin(i, cols.start)),
                 len,
                 self.elem,
                 per,
