@@ -5,6 +5,7 @@
 //! them only through its actions; it keeps any per-page state of its own in dense arrays
 //! indexed by [`Vpn`]. The machine and memory never grow policy-specific fields.
 
+pub mod platinum;
 pub mod static_placement;
 
 use crate::error::ConfigError;
@@ -17,6 +18,7 @@ use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use platinum::{PlatinumConfig, PlatinumPolicy};
 pub use static_placement::{StaticConfig, StaticPlacement, StaticPolicy};
 
 /// A fault handed to the policy: a reference found no mapping, or a read-only mapping for a
@@ -510,6 +512,54 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The coherent-memory read miss (PLATINUM §3.2): node `n` gets a copy of its own by a
+    /// block copy from an existing copy, after every writable mapping has been restricted
+    /// to read-only (a modified page), and maps it read-only. Refused, with nothing
+    /// changed, when `n` has no free frame; the caller then maps a remote copy.
+    pub fn coherent_read_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        self.replicate(vpn, n)?;
+        self.map_to(vpn, n, n, Access::Read)
+    }
+
+    /// The coherent-memory write miss (PLATINUM §3.2): node `n` ends with the only copy,
+    /// mapped writable. If `n` holds a copy, the others are invalidated (a coherency
+    /// fault). Otherwise the page comes to `n`: a replicated page by a block copy and a
+    /// coherency fault, a single copy by a migration whose other mappings are invalidated
+    /// rather than redirected, the invalidation recorded as the protocol's. Refused when `n`
+    /// has no free frame; the caller then maps the (single) remote copy.
+    pub fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        let page = self.mem.page(vpn);
+        if page.copies.is_empty() {
+            return Err(ActionError::NotPlaced);
+        }
+        if page.copies.contains(n) {
+            if page.copies.len() > 1 {
+                self.coherency_fault(vpn, n);
+            }
+        } else if page.copies.len() > 1 {
+            if self.mem.free_frames(n) == 0 {
+                self.stats.events.refused += 1;
+                return Err(ActionError::NoFrame(n));
+            }
+            self.replicate(vpn, n)?;
+            self.coherency_fault(vpn, n);
+        } else {
+            if self.mem.free_frames(n) == 0 {
+                self.stats.events.refused += 1;
+                return Err(ActionError::NoFrame(n));
+            }
+            let mut others = self.mem.page(vpn).mapped;
+            others.remove(n);
+            let invalidated = !others.is_empty();
+            self.invalidate_mappings(vpn, others);
+            self.migrate(vpn, n)?;
+            if invalidated {
+                self.mem.page_mut(vpn).last_invalidation = Some(self.now);
+            }
+        }
+        self.map_to(vpn, n, n, Access::Write)
+    }
+
     /// Freezes `vpn`: the policy keeps it in place and maps it remotely.
     pub fn freeze(&mut self, vpn: Vpn) {
         let now = self.now;
@@ -570,6 +620,9 @@ pub(crate) fn nearest_with_frame(machine: &Machine, mem: &Memory, n: NodeId) -> 
 pub enum PolicyConfig {
     /// Static placement: first touch, round robin, a fixed node, or program-directed.
     Static(StaticConfig),
+    /// PLATINUM's coherent memory: replicate on read miss, migrate on write miss, freeze
+    /// pages invalidated within t1, defrost every t2.
+    Platinum(PlatinumConfig),
 }
 
 impl Default for PolicyConfig {
@@ -581,13 +634,17 @@ impl Default for PolicyConfig {
 impl PolicyConfig {
     /// Every registered policy with its default parameters.
     pub fn all() -> Vec<PolicyConfig> {
-        vec![PolicyConfig::Static(StaticConfig::default())]
+        vec![
+            PolicyConfig::Static(StaticConfig::default()),
+            PolicyConfig::Platinum(PlatinumConfig::default()),
+        ]
     }
 
     /// The registry name.
     pub fn kind(&self) -> &'static str {
         match self {
             PolicyConfig::Static(_) => "static",
+            PolicyConfig::Platinum(_) => "platinum",
         }
     }
 
@@ -597,6 +654,9 @@ impl PolicyConfig {
             PolicyConfig::Static(_) => {
                 "static placement (first-touch, round-robin, fixed node, program-directed): the papers' baselines"
             }
+            PolicyConfig::Platinum(_) => {
+                "PLATINUM coherent memory: replicate on read miss, migrate on write miss, freeze if invalidated within t1, defrost every t2 (Cox & Fowler 1989)"
+            }
         }
     }
 
@@ -604,6 +664,7 @@ impl PolicyConfig {
     pub fn build(&self, machine: &Machine) -> Result<Box<dyn Policy>, ConfigError> {
         match self {
             PolicyConfig::Static(c) => Ok(Box::new(StaticPolicy::new(c.clone(), machine)?)),
+            PolicyConfig::Platinum(c) => Ok(Box::new(PlatinumPolicy::new(c.clone(), machine)?)),
         }
     }
 }

@@ -42,6 +42,31 @@ pub enum Op {
     PhaseHint,
     /// The thread finished an iteration of the program's outer loop.
     IterationEnd(u32),
+    /// Spin-wait: poll `vpn` with a run of `count` references (reads, or writes for a
+    /// test-and-set), again and again, until the program's event count `event` has
+    /// reached `at_least` when a poll starts. Every poll is a real reference run, so
+    /// where the synchronisation page lives (local, replicated, frozen and remote) decides
+    /// what waiting costs.
+    Spin {
+        /// The page holding the event count or lock word.
+        vpn: Vpn,
+        /// Whether a poll writes (test-and-set) or only reads.
+        write: bool,
+        /// Word references per poll.
+        count: u32,
+        /// The program's event count polled.
+        event: u32,
+        /// The value that ends the wait.
+        at_least: u32,
+    },
+    /// Advances the program's event count `event` to at least `to` (the write to its
+    /// word is a separate `Ref`). Spinning threads see it at their next poll.
+    Advance {
+        /// The event count.
+        event: u32,
+        /// Its new value (event counts never go back).
+        to: u32,
+    },
 }
 
 /// A program: threads, an address space, and lazily generated operations.
