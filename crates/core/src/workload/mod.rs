@@ -5,8 +5,11 @@
 //! iteration, so a preempted thread's chunk moves to another node) or free-running (it
 //! implements [`Program`] directly).
 
+pub mod backprop;
+pub mod gauss;
 pub mod jacobi;
 pub mod matvec;
+pub mod msort;
 
 use crate::error::ConfigError;
 use crate::machine::Machine;
@@ -14,8 +17,11 @@ use crate::memory::Layout;
 use crate::types::{Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
+pub use backprop::BackpropConfig;
+pub use gauss::GaussConfig;
 pub use jacobi::{JacobiConfig, PageLayout};
 pub use matvec::MatvecConfig;
+pub use msort::MsortConfig;
 
 /// One operation of a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -242,6 +248,12 @@ pub enum WorkloadConfig {
     Matvec(MatvecConfig),
     /// Jacobi relaxation on two grids with a 5-point stencil.
     Jacobi(JacobiConfig),
+    /// Gaussian elimination without pivoting, event-count synchronised (PLATINUM §5.1).
+    Gauss(GaussConfig),
+    /// Parallel merge sort, a tree of one-thread merges (PLATINUM §5.2).
+    Msort(MsortConfig),
+    /// Recurrent back-propagation, unsynchronised fine-grain sharing (PLATINUM §5.3).
+    Backprop(BackpropConfig),
 }
 
 impl Default for WorkloadConfig {
@@ -256,6 +268,9 @@ impl WorkloadConfig {
         vec![
             WorkloadConfig::Matvec(MatvecConfig::default()),
             WorkloadConfig::Jacobi(JacobiConfig::default()),
+            WorkloadConfig::Gauss(GaussConfig::default()),
+            WorkloadConfig::Msort(MsortConfig::default()),
+            WorkloadConfig::Backprop(BackpropConfig::default()),
         ]
     }
 
@@ -264,6 +279,9 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Matvec(_) => "matvec",
             WorkloadConfig::Jacobi(_) => "jacobi",
+            WorkloadConfig::Gauss(_) => "gauss",
+            WorkloadConfig::Msort(_) => "msort",
+            WorkloadConfig::Backprop(_) => "backprop",
         }
     }
 
@@ -276,6 +294,15 @@ impl WorkloadConfig {
             WorkloadConfig::Jacobi(_) => {
                 "Jacobi 5-point stencil on two NxN grids, a grid of partitions, a barrier per iteration (Holliday 4.3)"
             }
+            WorkloadConfig::Gauss(_) => {
+                "Gaussian elimination without pivoting, 800x800 integers, rows per thread, event counts (PLATINUM 5.1)"
+            }
+            WorkloadConfig::Msort(_) => {
+                "parallel merge sort: local sorts, then a tree of merges each done by one thread (PLATINUM 5.2)"
+            }
+            WorkloadConfig::Backprop(_) => {
+                "recurrent back-propagation, 40-unit encoder, 16 patterns, no synchronisation (PLATINUM 5.3)"
+            }
         }
     }
 
@@ -284,6 +311,9 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Matvec(c) => Ok(vec![Box::new(matvec::Matvec::new(c, machine)?)]),
             WorkloadConfig::Jacobi(c) => Ok(vec![Box::new(jacobi::Jacobi::new(c, machine)?)]),
+            WorkloadConfig::Gauss(c) => Ok(vec![Box::new(gauss::Gauss::new(c, machine)?)]),
+            WorkloadConfig::Msort(c) => Ok(vec![Box::new(msort::Msort::new(c, machine)?)]),
+            WorkloadConfig::Backprop(c) => Ok(vec![Box::new(backprop::Backprop::new(c, machine)?)]),
         }
     }
 }
