@@ -274,7 +274,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
     })?;
     print!("{}", text::run_summary(&cfg, &out.stats));
     if a.pages > 0 {
-        print!("{}", text::page_report(&out.stats, a.pages));
+        print!("{}", text::page_report(&out.stats, &out.page_data, a.pages));
     }
     if let Some(path) = a.json {
         let body = serde_json::to_string_pretty(&out.json).context("serialising the result")?;
