@@ -5,6 +5,17 @@ use numaplace_core::workload::WorkloadConfig;
 use numaplace_core::PolicyConfig;
 use numaplace_harness::{presets, resolve, run_to_json, Overrides};
 
+/// Settings that make workload `kind` small enough for a smoke test.
+fn small(kind: &str) -> Vec<String> {
+    let s: &[&str] = match kind {
+        "gauss" => &["workload.n=96", "workload.threads=8"],
+        "msort" => &["workload.n=4096", "workload.threads=8"],
+        "backprop" => &["workload.epochs=1", "workload.threads=8"],
+        _ => &["workload.n=128", "workload.iterations=1"],
+    };
+    s.iter().map(|x| x.to_string()).collect()
+}
+
 #[test]
 fn every_machine_workload_and_policy_runs() {
     for machine in presets::names() {
@@ -15,7 +26,7 @@ fn every_machine_workload_and_policy_runs() {
                     workload: Some(w.kind().to_string()),
                     policy: Some(p.kind().to_string()),
                     seed: Some(1),
-                    sets: vec!["workload.n=128".into(), "workload.iterations=1".into()],
+                    sets: small(w.kind()),
                 };
                 let cfg = resolve(None, &ov)
                     .unwrap_or_else(|e| panic!("{machine}/{}/{}: {e}", w.kind(), p.kind()));

@@ -402,9 +402,10 @@ mod tests {
         };
         let g = Gauss::new(&c, &machine(2)).unwrap();
         let mut out = Vec::new();
-        // Thread 1 owns rows 1, 3, 5, 7; in round 2 it updates rows 3, 5, 7 over 6 columns.
+        // Thread 1 owns rows 1, 3, 5, 7; in round 2 it updates rows 3, 5, 7 over 6 columns
+        // and writes the event count of row 3, the next pivot.
         g.round(1, 2, &mut out);
-        assert_eq!(refs(&out, true), 3 * 6);
+        assert_eq!(refs(&out, true), 3 * 6 + 1);
         assert!(matches!(out[0], Op::Spin { event: 2, .. }));
     }
 
