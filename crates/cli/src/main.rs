@@ -36,6 +36,9 @@ enum Command {
     Report(ReportArgs),
     /// Run a paper's studies, show ours beside the paper's numbers and check its claims.
     Reproduce(ReproduceArgs),
+    /// When does moving a page pay? PLATINUM's minimum page sizes (its Table 1) and LaRowe
+    /// et al.'s break-even reference counts, from a machine's costs.
+    Breakeven(BreakevenArgs),
     /// Time fixed scenarios on this host (simulated references and operations per second).
     Bench {
         /// Print JSON instead of a table.
@@ -85,6 +88,27 @@ struct RunArgs {
     /// Print the per-page report for this many pages (most faults first).
     #[arg(long, default_value_t = 0)]
     pages: usize,
+}
+
+#[derive(Args, Debug)]
+struct BreakevenArgs {
+    /// Machine preset (default: butterfly-plus).
+    #[arg(long, default_value = "butterfly-plus")]
+    machine: String,
+    /// Override machine fields, e.g. `--set costs.block_transfer_per_word_ns=1100`.
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    sets: Vec<String>,
+    /// Use this numerator A of inequality (2) instead of the machine's F/(T_r-T_l)
+    /// (the paper prints 107).
+    #[arg(long)]
+    numerator: Option<f64>,
+    /// Use this slope B of inequality (2) instead of the machine's T_b/(T_r-T_l)
+    /// (the paper prints 0.24).
+    #[arg(long)]
+    slope: Option<f64>,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -243,6 +267,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Sweep(a) => sweep(a),
         Command::Report(a) => report(a),
         Command::Reproduce(a) => reproduce(a),
+        Command::Breakeven(a) => breakeven(a),
         Command::Bench { json, reps } => {
             bench(json, reps);
             Ok(())
@@ -274,7 +299,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
     })?;
     print!("{}", text::run_summary(&cfg, &out.stats));
     if a.pages > 0 {
-        print!("{}", text::page_report(&out.stats, a.pages));
+        print!("{}", text::page_report(&out.stats, &out.page_data, a.pages));
     }
     if let Some(path) = a.json {
         let body = serde_json::to_string_pretty(&out.json).context("serialising the result")?;
@@ -320,6 +345,33 @@ fn machine_show(name: &str, sets: &[String]) -> Result<(), Failure> {
     print!("{}", text::machine_summary(&m));
     let body = toml::to_string_pretty(&cfg).context("serialising the machine")?;
     println!("{body}");
+    Ok(())
+}
+
+fn breakeven(a: BreakevenArgs) -> Result<(), Failure> {
+    let mut table = presets::preset_table(&a.machine)?;
+    for s in &a.sets {
+        numaplace_harness::resolve::apply_set(&mut table, s)?;
+    }
+    let cfg: MachineConfig = serde_path_to_error_free(table)?;
+    let m = Machine::new(cfg).map_err(|e| UserError::new(format!("machine {}: {e}", a.machine)))?;
+    for (name, v) in [("--numerator", a.numerator), ("--slope", a.slope)] {
+        if v.is_some_and(|x| !x.is_finite() || x < 0.0) {
+            return Err(UserError::new(format!("{name}: must be a non-negative number")).into());
+        }
+    }
+    if a.json {
+        let v = numaplace_harness::analysis::breakeven_json(&m, a.numerator, a.slope)?;
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).context("serialising the analysis")?
+        );
+    } else {
+        print!(
+            "{}",
+            numaplace_harness::analysis::breakeven_text(&m, a.numerator, a.slope)?
+        );
+    }
     Ok(())
 }
 

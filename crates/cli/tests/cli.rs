@@ -268,6 +268,52 @@ fn holliday89_reproduces_in_quick_mode_and_evaluates_every_claim() {
 }
 
 #[test]
+fn platinum89_reproduces_in_quick_mode_with_the_breakeven_claims_held() {
+    let out = tmp("platinum89-results");
+    let root = workspace_root();
+    let o = numaplace(&[
+        "reproduce",
+        "platinum89",
+        "--quick",
+        "--no-fail",
+        "--experiments",
+        root.join("experiments").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for held in [
+        "[held] table1-within-rounding",
+        "[held] table1-never-cells",
+        "[held] larowe-breakeven-counts",
+    ] {
+        assert!(text.contains(held), "missing `{held}` in:\n{text}");
+    }
+}
+
+#[test]
+fn breakeven_prints_table_one_and_larowes_counts() {
+    let o = numaplace(&["breakeven", "--machine", "gp1000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("Table 1"));
+    assert!(text.contains("652.2"), "{text}");
+}
+
+#[test]
+fn breakeven_with_an_unknown_machine_is_a_user_error() {
+    let o = numaplace(&["breakeven", "--machine", "nope"]);
+    assert_user_error(&o, "nope");
+}
+
+#[test]
+fn a_bad_platinum_parameter_is_a_user_error_naming_it() {
+    let o = numaplace(&["run", "--policy", "platinum", "--set", "policy.t3_ns=5"]);
+    assert_user_error(&o, "t3_ns");
+}
+
+#[test]
 fn a_false_claim_is_reported_not_held_with_a_nonzero_exit() {
     let exp = tmp("false-claim-experiments");
     let paper = exp.join("false-claim");

@@ -79,6 +79,35 @@ impl RunConfig {
         )
     }
 
+    /// For every page of the run (numbered as the engine numbers them: the programs'
+    /// address spaces one after another), the names of the arrays it holds, joined by
+    /// `+` (a page shared by two data structures shows both: PLATINUM's §4.2 diagnosis).
+    pub fn page_data(&self) -> Result<Vec<String>, SimError> {
+        let machine = Machine::new(self.machine.clone())?;
+        let ps = machine.page_size();
+        let mut names = Vec::new();
+        for p in self.workload.build(&machine)? {
+            let layout = p.layout();
+            let base = names.len();
+            names.resize(base + layout.pages(ps) as usize, String::new());
+            for a in layout.arrays() {
+                if a.span() == 0 {
+                    continue;
+                }
+                let first = a.base / ps;
+                let last = (a.base + a.span() - 1) / ps;
+                for v in first..=last {
+                    let slot = &mut names[base + v as usize];
+                    if !slot.is_empty() {
+                        slot.push('+');
+                    }
+                    slot.push_str(&a.name);
+                }
+            }
+        }
+        Ok(names)
+    }
+
     /// Runs the simulation.
     pub fn run(&self) -> Result<Stats, SimError> {
         self.engine()?.run()

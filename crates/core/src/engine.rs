@@ -99,6 +99,7 @@ struct ProgRt {
     live: u32,
     locks: Vec<(Option<u32>, VecDeque<u32>)>,
     iter_arrivals: Vec<u32>,
+    events: Vec<u32>,
 }
 
 struct DaemonRt {
@@ -128,6 +129,8 @@ pub struct Engine {
     series_interval: Option<Ns>,
     last_point: (RefCounts, EventCounts),
     changes: Vec<SchedChange>,
+    /// Until when each page's fault handler is busy: faults on one page serialise.
+    fault_busy: Vec<Ns>,
 }
 
 impl Engine {
@@ -156,6 +159,7 @@ impl Engine {
                 live: threads,
                 locks: Vec::new(),
                 iter_arrivals: Vec::new(),
+                events: Vec::new(),
                 prog: p,
             });
             base += pages;
@@ -313,6 +317,7 @@ impl Engine {
             series_interval: opts.series_interval.filter(|i| i.0 > 0),
             last_point: Default::default(),
             changes: Vec::new(),
+            fault_busy: vec![Ns::ZERO; npages as usize],
             machine,
         };
         {
@@ -490,6 +495,31 @@ impl Engine {
                 }
                 Op::IterationEnd(k) => self.iteration_end(tid, k, now),
                 Op::Advise(local_vpn) => self.advise(tid, local_vpn, now)?,
+                Op::Spin {
+                    vpn,
+                    write,
+                    count,
+                    event,
+                    at_least,
+                } => {
+                    // The poll that starts at or after the advance sees it; until then
+                    // the op repeats, each poll a reference run that costs time.
+                    let seen = self.event_value(tid, event) >= at_least;
+                    let end = self.reference(tid, now, vpn, write, count.max(1))?;
+                    if !seen {
+                        self.threads[tid as usize].pos -= 1;
+                    }
+                    end.max(now + Ns(1))
+                }
+                Op::Advance { event, to } => {
+                    let pi = self.threads[tid as usize].prog as usize;
+                    let ev = &mut self.progs[pi].events;
+                    if ev.len() <= event as usize {
+                        ev.resize(event as usize + 1, 0);
+                    }
+                    ev[event as usize] = ev[event as usize].max(to);
+                    now
+                }
             };
             match self.heap.peek() {
                 Some(Reverse((t, _, _))) if *t <= next => {
@@ -499,6 +529,15 @@ impl Engine {
                 _ => now = next,
             }
         }
+    }
+
+    fn event_value(&self, tid: u32, event: u32) -> u32 {
+        let pi = self.threads[tid as usize].prog as usize;
+        self.progs[pi]
+            .events
+            .get(event as usize)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// A run of `count` references; returns when it ends.
@@ -527,6 +566,23 @@ impl Engine {
         let mut t = now;
         let mut m = self.mem.mapping(vpn, node);
         if m.access < needed {
+            // Faults on one page serialise on its fault handler (PLATINUM's Cpage lock):
+            // a fault arriving while another is handled waits, then finds the page as
+            // the earlier fault left it.
+            let busy = self.fault_busy[vpn.idx()];
+            if busy > t {
+                let wait = busy - t;
+                self.threads[tid as usize].stats.fault_wait_ns += wait.0;
+                if let Some(r) = self.stats.pages.get_mut(vpn.idx()) {
+                    r.contended_faults += 1;
+                    r.fault_wait_ns += wait.0;
+                }
+                t = busy;
+                m = self.mem.mapping(vpn, node);
+            }
+        }
+        if m.access < needed {
+            let now = t;
             let fault = Fault {
                 thread: ThreadId(tid),
                 node,
@@ -543,6 +599,7 @@ impl Engine {
             let cost = ctx.cost;
             t += cost;
             self.apply_delays();
+            self.fault_busy[vpn.idx()] = t;
             m = self.mem.mapping(vpn, node);
             if m.access < needed {
                 return Err(SimError::Policy {

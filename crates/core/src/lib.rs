@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod breakeven;
 pub mod config;
 pub mod engine;
 pub mod error;

@@ -111,6 +111,8 @@ pub struct ThreadStats {
     pub contention_wait_ns: u64,
     /// Time spent in fault handling and the actions it triggered (ns).
     pub fault_ns: u64,
+    /// Time spent waiting for another fault on the same page to be handled (ns).
+    pub fault_wait_ns: u64,
 }
 
 /// Counters over one interval of a run (one program iteration, or one fixed time interval).
@@ -139,6 +141,11 @@ pub struct PageReport {
     pub faults: u64,
     /// Time fault handlers spent on the page (ns).
     pub fault_ns: u64,
+    /// Faults that found the page's fault handler busy with another fault (contention
+    /// in the fault handler, as PLATINUM's post-mortem measured it).
+    pub contended_faults: u64,
+    /// Time faults waited for the page's fault handler (ns).
+    pub fault_wait_ns: u64,
     /// Times it migrated.
     pub migrations: u64,
     /// Copies made of it.

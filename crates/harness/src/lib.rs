@@ -5,6 +5,7 @@
 //! Architecture invariant: the core never sees a file; every file and format is handled
 //! here.
 
+pub mod analysis;
 pub mod bench;
 pub mod inputs;
 pub mod presets;

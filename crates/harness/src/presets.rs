@@ -15,6 +15,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "butterfly-plus-sat",
         include_str!("../presets/butterfly-plus-sat.toml"),
     ),
+    (
+        "butterfly-plus-local",
+        include_str!("../presets/butterfly-plus-local.toml"),
+    ),
     ("gp1000", include_str!("../presets/gp1000.toml")),
     ("tc2000", include_str!("../presets/tc2000.toml")),
     ("origin2000", include_str!("../presets/origin2000.toml")),

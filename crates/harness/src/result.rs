@@ -2,18 +2,53 @@
 
 use numaplace_core::{RunConfig, SimError, Stats};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// The outcome of one run.
 #[derive(Debug)]
 pub struct RunOutput {
     /// The statistics.
     pub stats: Stats,
+    /// The arrays on each page (empty without the per-page report).
+    pub page_data: Vec<String>,
     /// The JSON record (deterministic: nothing in it depends on the host or the clock).
     pub json: Value,
 }
 
-/// The JSON record of a run.
-pub fn stats_json(cfg: &RunConfig, s: &Stats) -> Value {
+/// The per-page report as JSON: each page's counters with `data`, the arrays on it.
+fn pages_json(s: &Stats, data: &[String]) -> Value {
+    Value::Array(
+        s.pages
+            .iter()
+            .map(|p| {
+                let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
+                if let Some(o) = v.as_object_mut() {
+                    let name = data.get(p.vpn as usize).cloned().unwrap_or_default();
+                    o.insert("data".into(), Value::String(name));
+                }
+                v
+            })
+            .collect(),
+    )
+}
+
+/// Pages counted by the arrays they hold, for the pages that satisfy `pred`.
+fn count_by_data(
+    s: &Stats,
+    data: &[String],
+    pred: impl Fn(&numaplace_core::stats::PageReport) -> bool,
+) -> Value {
+    let mut by: BTreeMap<String, u64> = BTreeMap::new();
+    for p in s.pages.iter().filter(|p| pred(p)) {
+        let name = data.get(p.vpn as usize).cloned().unwrap_or_default();
+        *by.entry(name).or_default() += 1;
+    }
+    json!(by)
+}
+
+/// The JSON record of a run; `data` names the arrays on each page (see
+/// [`RunConfig::page_data`]).
+pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
     let e = &s.events;
     // Holliday reports the average of the processors' completion times.
     let mean_completion_ns = if s.threads.is_empty() {
@@ -25,7 +60,7 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats) -> Value {
             .sum::<f64>()
             / s.threads.len() as f64
     };
-    json!({
+    let mut v = json!({
         "makespan_ns": s.makespan_ns,
         "mean_completion_ns": mean_completion_ns,
         "refs": s.refs,
@@ -43,14 +78,44 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats) -> Value {
         "ops": s.ops,
         "threads": s.threads,
         "series": s.series,
-        "pages": s.pages,
+        "pages": pages_json(s, data),
         "config": cfg,
-    })
+    });
+    // Summaries of the per-page report, present only when there is one (so a claim over
+    // them fails loudly instead of reading zeros).
+    if cfg.report.per_page {
+        if let Some(o) = v.as_object_mut() {
+            let frozen = s.pages.iter().filter(|p| p.freezes > 0).count();
+            let at_end = s.pages.iter().filter(|p| p.frozen_at_end).count();
+            let contended: u64 = s.pages.iter().map(|p| p.contended_faults).sum();
+            o.insert("pages_frozen".into(), json!(frozen));
+            o.insert("pages_frozen_at_end".into(), json!(at_end));
+            o.insert(
+                "frozen_by_data".into(),
+                count_by_data(s, data, |p| p.freezes > 0),
+            );
+            o.insert(
+                "frozen_at_end_by_data".into(),
+                count_by_data(s, data, |p| p.frozen_at_end),
+            );
+            o.insert("contended_faults".into(), json!(contended));
+        }
+    }
+    v
 }
 
 /// Runs `cfg` and returns its statistics and JSON record.
 pub fn run_to_json(cfg: &RunConfig) -> Result<RunOutput, SimError> {
     let stats = cfg.run()?;
-    let json = stats_json(cfg, &stats);
-    Ok(RunOutput { stats, json })
+    let data = if cfg.report.per_page {
+        cfg.page_data()?
+    } else {
+        Vec::new()
+    };
+    let json = stats_json(cfg, &stats, &data);
+    Ok(RunOutput {
+        stats,
+        json,
+        page_data: data,
+    })
 }

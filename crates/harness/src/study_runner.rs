@@ -1,7 +1,8 @@
 //! The simulator as a [`Runner`] of the experiment machinery: each run point's
 //! configuration is resolved exactly like a `numaplace run --config` file.
 
-use crate::{resolve, run_to_json, Overrides};
+use crate::analysis::{run_analysis, AnalysisConfig};
+use crate::{resolve, run_to_json, Overrides, UserError};
 use numaplace_study::{RunPoint, Runner};
 use serde_json::Value;
 
@@ -11,10 +12,17 @@ pub struct SimRunner;
 
 impl Runner for SimRunner {
     fn run(&self, point: &RunPoint) -> anyhow::Result<Value> {
-        let cfg = resolve(
-            Some((&point.id, point.config.clone())),
-            &Overrides::default(),
-        )?;
+        let mut table = point.config.clone();
+        // A point with an `[analysis]` table evaluates a cost analysis on its machine
+        // instead of simulating (e.g. PLATINUM's Table 1).
+        if let Some(a) = table.remove("analysis") {
+            let analysis: AnalysisConfig = a.try_into().map_err(|e: toml::de::Error| {
+                UserError::new(format!("{}: analysis: {}", point.id, e.message()))
+            })?;
+            let cfg = resolve(Some((&point.id, table)), &Overrides::default())?;
+            return Ok(run_analysis(&cfg.machine, &analysis)?);
+        }
+        let cfg = resolve(Some((&point.id, table)), &Overrides::default())?;
         let mut out = run_to_json(&cfg)?;
         // Per-page reports are large; a sweep record keeps them only when asked for.
         if !cfg.report.per_page {

@@ -89,8 +89,12 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
     o
 }
 
-/// The per-page post-mortem: the `top` pages by fault count, then remote references.
-pub fn page_report(s: &Stats, top: usize) -> String {
+/// The per-page post-mortem, after PLATINUM's kernel report (§4.2): for the `top` pages by
+/// fault count (then remote references), the data on the page, references, faults and
+/// contention in the page's fault handler (faults that waited for another fault on the
+/// page, and how long), moves (migrations), copies made, coherency faults, freezes and
+/// the time spent frozen, and where the page ended.
+pub fn page_report(s: &Stats, data: &[String], top: usize) -> String {
     let mut pages: Vec<_> = s
         .pages
         .iter()
@@ -106,26 +110,47 @@ pub fn page_report(s: &Stats, top: usize) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "  {:>6} {:>10} {:>10} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5} {:>6}",
-        "page", "local", "remote", "faults", "moves", "copies", "cohf", "freezes", "home", "frozen"
+        "  {:>6} {:<20} {:>10} {:>10} {:>7} {:>9} {:>11} {:>6} {:>6} {:>6} {:>7} {:>11} {:>5} {:>6} {:>6}",
+        "page", "data", "local", "remote", "faults", "contended", "fault wait", "moves",
+        "copies", "cohf", "freezes", "frozen for", "home", "ncopy", "frozen"
     );
     for p in pages.iter().take(top) {
+        let name = data.get(p.vpn as usize).map(String::as_str).unwrap_or("");
         let _ = writeln!(
             o,
-            "  {:>6} {:>10} {:>10} {:>7} {:>6} {:>6} {:>6} {:>7} {:>5} {:>6}",
+            "  {:>6} {:<20} {:>10} {:>10} {:>7} {:>9} {:>11} {:>6} {:>6} {:>6} {:>7} {:>11} {:>5} {:>6} {:>6}",
             p.vpn,
+            truncate(name, 20),
             p.refs.local,
             p.refs.remote,
             p.faults,
+            p.contended_faults,
+            secs_short(p.fault_wait_ns),
             p.migrations,
             p.replications,
             p.coherency_faults,
             p.freezes,
+            secs_short(p.frozen_ns),
             p.home,
+            p.copies,
             if p.frozen_at_end { "yes" } else { "no" }
         );
     }
     o
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('~');
+        t
+    }
+}
+
+fn secs_short(ns: u64) -> String {
+    format!("{:.4} s", ns as f64 * 1e-9)
 }
 
 /// A machine's resolved values.

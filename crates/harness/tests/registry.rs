@@ -12,6 +12,9 @@ fn small(kind: &str) -> Vec<String> {
         "matvec-synthetic" => &["workload.n=64"],
         "matvec-sparse" => &["workload.matrix=\"pores-1\""],
         "surface-wave" => &["workload.total_ms=500"],
+        "gauss" => &["workload.n=96"],
+        "msort" => &["workload.n=4096"],
+        "backprop" => &["workload.epochs=1"],
         _ => &[],
     };
     let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

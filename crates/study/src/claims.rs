@@ -22,6 +22,15 @@ pub enum ClaimKind {
     Trend,
     /// mean(left) lies within [`at_least`, `at_most`].
     Value,
+    /// Speedup along `over`: mean at the smallest value of `over` divided by the mean at
+    /// `at`. Without `right`, left's speedup lies within [`at_least`, `at_most`]; with
+    /// `right`, left's speedup is greater/less than right's (`expect`) or their ratio lies
+    /// within the bounds.
+    Speedup,
+    /// Every `[[reported]]` number of the paper for this study whose `table` is the
+    /// claim's `table` matches ours: within `tolerance` (absolute), or, with
+    /// `lower_metric`/`upper_metric`, between our values of those metrics.
+    Reported,
 }
 
 /// Direction of a comparison (`compare`) or a trend (`trend`).
@@ -41,7 +50,7 @@ pub enum Expect {
 }
 
 /// A set of runs and the metric taken from them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Operand {
     /// Selector: configuration field (dotted) → required value.
@@ -65,7 +74,8 @@ pub struct Claim {
     pub study: String,
     /// Kind of check.
     pub kind: ClaimKind,
-    /// Left operand (the only one for `value`).
+    /// Left operand (the only one for `value`; unused by `reported`).
+    #[serde(default)]
     pub left: Operand,
     /// Right operand (`ratio`, `compare`; optional for `trend`).
     #[serde(default)]
@@ -79,9 +89,37 @@ pub struct Claim {
     /// `less`/`greater` for `compare`, `increasing`/`decreasing` for `trend`.
     #[serde(default)]
     pub expect: Option<Expect>,
-    /// Axis field a `trend` runs over.
+    /// Axis field a `trend` or `speedup` runs over.
     #[serde(default)]
     pub over: Option<String>,
+    /// The value of `over` at which a `speedup` is taken (e.g. 16 processors).
+    #[serde(default)]
+    pub at: Option<toml::Value>,
+    /// The `table` of the reported numbers a `reported` claim checks.
+    #[serde(default)]
+    pub table: Option<String>,
+    /// Largest absolute difference a `reported` claim allows.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// Metric of our lower bound for a `reported` claim (with `upper_metric`).
+    #[serde(default)]
+    pub lower_metric: Option<String>,
+    /// Metric of our upper bound for a `reported` claim (a missing value: unbounded).
+    #[serde(default)]
+    pub upper_metric: Option<String>,
+}
+
+/// A reported number as a `reported` claim sees it.
+#[derive(Debug, Clone)]
+pub struct ReportedPoint {
+    /// Where in the paper.
+    pub table: String,
+    /// Selector of our runs.
+    pub selector: Vec<(String, Value)>,
+    /// Metric compared.
+    pub metric: String,
+    /// The paper's value.
+    pub value: f64,
 }
 
 /// Outcome of a claim.
@@ -226,9 +264,192 @@ pub fn validate(claim: &Claim) -> Result<(), String> {
                 return Err("a trend claim needs `over` (an axis field)".into());
             }
         }
+        ClaimKind::Speedup => {
+            if claim.over.is_none() || claim.at.is_none() {
+                return Err("a speedup claim needs `over` (an axis field) and `at`".into());
+            }
+            let bounded = claim.at_least.is_some() || claim.at_most.is_some();
+            if claim.right.is_none() && !bounded {
+                return Err(
+                    "a speedup claim without `right` needs `at_least` and/or `at_most`".into(),
+                );
+            }
+            if claim.right.is_some()
+                && !bounded
+                && !matches!(claim.expect, Some(Expect::Less | Expect::Greater))
+            {
+                return Err(
+                    "a speedup claim with `right` needs `expect` (less/greater) or bounds".into(),
+                );
+            }
+        }
+        ClaimKind::Reported => {
+            if claim.table.is_none() {
+                return Err("a reported claim needs `table`".into());
+            }
+            let range = claim.lower_metric.is_some() || claim.upper_metric.is_some();
+            if claim.tolerance.is_none() && !range {
+                return Err(
+                    "a reported claim needs `tolerance` or `lower_metric`/`upper_metric`".into(),
+                );
+            }
+        }
         _ => {}
     }
     Ok(())
+}
+
+/// Speedup of `op` along `over`: its mean at the smallest value of `over` among its runs
+/// over its mean at `at`.
+fn speedup_of(
+    records: &[Record],
+    op: &Operand,
+    over: &str,
+    at: &Value,
+    default_metric: &str,
+) -> Result<(f64, Value), String> {
+    let sel = selector_json(op);
+    let mut xs: Vec<Value> = Vec::new();
+    for r in records.iter().filter(|r| r.matches(&sel)) {
+        if let Some(v) = r.field(over) {
+            if !xs.iter().any(|x| crate::value::values_equal(x, &v)) {
+                xs.push(v);
+            }
+        }
+    }
+    xs.sort_by(compare_values);
+    let base = xs
+        .first()
+        .cloned()
+        .ok_or_else(|| format!("no run matches {}", describe(op, default_metric)))?;
+    let (b, _) = operand_mean(
+        records,
+        op,
+        &[(over.to_string(), base.clone())],
+        default_metric,
+    )?;
+    let (t, _) = operand_mean(
+        records,
+        op,
+        &[(over.to_string(), at.clone())],
+        default_metric,
+    )?;
+    if t == 0.0 {
+        return Err(format!("mean is 0 at {over}={}", label(at)));
+    }
+    Ok((b / t, base))
+}
+
+/// Evaluates a `reported` claim against the paper's numbers `points` (those of its study).
+pub fn evaluate_reported(
+    claim: &Claim,
+    points: &[ReportedPoint],
+    records: &[Record],
+) -> ClaimResult {
+    let mut values = Vec::new();
+    let outcome = (|| -> Result<(bool, String), String> {
+        validate(claim)?;
+        let table = claim.table.as_deref().unwrap_or("");
+        let mine: Vec<&ReportedPoint> = points.iter().filter(|p| p.table == table).collect();
+        if mine.is_empty() {
+            return Err(format!("no reported number has table `{table}`"));
+        }
+        let mean_of = |sel: &[(String, Value)], metric: &str| -> Option<f64> {
+            let v: Vec<f64> = records
+                .iter()
+                .filter(|r| r.matches(sel))
+                .filter_map(|r| r.metric(metric))
+                .collect();
+            crate::stats::mean(&v)
+        };
+        let mut misses = Vec::new();
+        for p in &mine {
+            let sel: Vec<String> = p
+                .selector
+                .iter()
+                .map(|(k, v)| format!("{k}={}", label(v)))
+                .collect();
+            let at = sel.join(", ");
+            let ok = if let Some(tol) = claim.tolerance {
+                match mean_of(&p.selector, &p.metric) {
+                    Some(o) => {
+                        values.push((at.clone(), o));
+                        if (o - p.value).abs() <= tol {
+                            true
+                        } else {
+                            misses.push(format!(
+                                "[{at}] ours {} vs paper {}",
+                                fmt_num(o),
+                                fmt_num(p.value)
+                            ));
+                            false
+                        }
+                    }
+                    None => {
+                        misses.push(format!("[{at}] no value of {}", p.metric));
+                        false
+                    }
+                }
+            } else {
+                let lo = claim
+                    .lower_metric
+                    .as_deref()
+                    .and_then(|m| mean_of(&p.selector, m));
+                let hi = claim
+                    .upper_metric
+                    .as_deref()
+                    .and_then(|m| mean_of(&p.selector, m));
+                let ok = lo.is_none_or(|l| l <= p.value)
+                    && hi.is_none_or(|h| p.value <= h)
+                    && records.iter().any(|r| r.matches(&p.selector));
+                if !ok {
+                    misses.push(format!(
+                        "[{at}] paper {} outside [{}, {}]",
+                        fmt_num(p.value),
+                        lo.map(fmt_num).unwrap_or_else(|| "-inf".into()),
+                        hi.map(fmt_num).unwrap_or_else(|| "inf".into())
+                    ));
+                }
+                ok
+            };
+            let _ = ok;
+        }
+        let held = misses.is_empty();
+        let how = match claim.tolerance {
+            Some(t) => format!("within {} of ours", fmt_num(t)),
+            None => format!(
+                "between our {} and {}",
+                claim.lower_metric.as_deref().unwrap_or("-"),
+                claim.upper_metric.as_deref().unwrap_or("-")
+            ),
+        };
+        Ok((
+            held,
+            if held {
+                format!("all {} numbers of {table} {how}", mine.len())
+            } else {
+                format!(
+                    "{} of {} numbers of {table} not {how}: {}",
+                    misses.len(),
+                    mine.len(),
+                    misses.join("; ")
+                )
+            },
+        ))
+    })();
+    let (status, detail) = match outcome {
+        Ok((true, d)) => (Status::Held, d),
+        Ok((false, d)) => (Status::NotHeld, d),
+        Err(e) => (Status::Error(e.clone()), e),
+    };
+    ClaimResult {
+        name: claim.name.clone(),
+        text: claim.text.clone(),
+        study: claim.study.clone(),
+        status,
+        values,
+        detail,
+    }
 }
 
 /// Evaluates a claim over a study's records; `default_metric` is used by
@@ -292,6 +513,64 @@ pub fn evaluate(claim: &Claim, records: &[Record], default_metric: &str) -> Clai
                         bounds_text(claim.at_least, claim.at_most)
                     ),
                 ))
+            }
+            ClaimKind::Reported => {
+                Err("a reported claim is evaluated against the paper's reported numbers".into())
+            }
+            ClaimKind::Speedup => {
+                let over = claim.over.as_deref().ok_or("missing over")?;
+                let at = toml_to_json(claim.at.as_ref().ok_or("missing at")?);
+                let (l, base) = speedup_of(records, &claim.left, over, &at, default_metric)?;
+                values.push(("left speedup".to_string(), l));
+                let mut detail = format!(
+                    "left {} speedup {}={} -> {}: {}",
+                    describe(&claim.left, lm),
+                    over,
+                    label(&base),
+                    label(&at),
+                    fmt_num(l)
+                );
+                let Some(right) = &claim.right else {
+                    let ok = within(l, claim.at_least, claim.at_most);
+                    detail.push_str(&format!(
+                        "; expected {}",
+                        bounds_text(claim.at_least, claim.at_most)
+                    ));
+                    return Ok((ok, detail));
+                };
+                let rm = right.metric.as_deref().unwrap_or(default_metric);
+                let (r, _) = speedup_of(records, right, over, &at, default_metric)?;
+                values.push(("right speedup".to_string(), r));
+                detail.push_str(&format!(
+                    "; right {} speedup {}",
+                    describe(right, rm),
+                    fmt_num(r)
+                ));
+                if claim.at_least.is_some() || claim.at_most.is_some() {
+                    if r == 0.0 {
+                        return Err("right speedup is 0".into());
+                    }
+                    values.push(("ratio".to_string(), l / r));
+                    detail.push_str(&format!(
+                        "; ratio {} expected {}",
+                        fmt_num(l / r),
+                        bounds_text(claim.at_least, claim.at_most)
+                    ));
+                    return Ok((within(l / r, claim.at_least, claim.at_most), detail));
+                }
+                let ok = match claim.expect {
+                    Some(Expect::Less) => l < r,
+                    _ => l > r,
+                };
+                detail.push_str(&format!(
+                    "; expected left {} right",
+                    if claim.expect == Some(Expect::Less) {
+                        "<"
+                    } else {
+                        ">"
+                    }
+                ));
+                Ok((ok, detail))
             }
             ClaimKind::Trend => {
                 let over = claim.over.as_deref().ok_or("missing over")?;

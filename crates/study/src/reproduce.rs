@@ -35,7 +35,9 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::claims::{evaluate, validate, Claim, ClaimResult, Status};
+use crate::claims::{
+    evaluate, evaluate_reported, validate, Claim, ClaimKind, ClaimResult, ReportedPoint, Status,
+};
 use crate::plot::{plot_records, PlotRequest};
 use crate::spec::{default_group_by, load_spec, parse_toml, Spec};
 use crate::sweep::{run_sweep, Runner, SweepOptions};
@@ -84,6 +86,14 @@ pub struct Reported {
     /// Note on units or transcription (e.g. "seconds in the paper").
     #[serde(default)]
     pub unit_note: String,
+    /// Compare a speedup instead of a mean: ours is the metric's mean at the smallest
+    /// value of this axis field over its mean at `speedup_at` (e.g. the paper's speedup
+    /// at 16 processors).
+    #[serde(default)]
+    pub speedup_over: Option<String>,
+    /// The value of `speedup_over` at which the speedup is taken.
+    #[serde(default)]
+    pub speedup_at: Option<toml::Value>,
 }
 
 /// A paper found by [`list_papers`].
@@ -559,13 +569,41 @@ pub fn reproduce(
                 .iter()
                 .map(|(k, v)| (k.clone(), toml_to_json(v)))
                 .collect();
-            let vals: Vec<f64> = records_of
-                .get(&study)
-                .unwrap_or(&empty)
-                .iter()
-                .filter(|rec| rec.matches(&sel))
-                .filter_map(|rec| rec.metric(&metric))
-                .collect();
+            let recs = records_of.get(&study).unwrap_or(&empty);
+            let mean_at = |extra: &[(String, Value)]| -> (Option<f64>, usize) {
+                let mut s2 = sel.clone();
+                s2.extend(extra.iter().cloned());
+                let v: Vec<f64> = recs
+                    .iter()
+                    .filter(|rec| rec.matches(&s2))
+                    .filter_map(|rec| rec.metric(&metric))
+                    .collect();
+                (crate::stats::mean(&v), v.len())
+            };
+            let (ours, n) = match (&r.speedup_over, &r.speedup_at) {
+                (Some(over), Some(at)) => {
+                    let mut xs: Vec<Value> = recs
+                        .iter()
+                        .filter(|rec| rec.matches(&sel))
+                        .filter_map(|rec| rec.field(over))
+                        .collect();
+                    xs.sort_by(crate::value::compare_values);
+                    let base = xs.first().cloned();
+                    let at = toml_to_json(at);
+                    match base {
+                        Some(b) => {
+                            let (m1, _) = mean_at(&[(over.clone(), b)]);
+                            let (mp, n) = mean_at(&[(over.clone(), at)]);
+                            match (m1, mp) {
+                                (Some(a), Some(p)) if p != 0.0 => (Some(a / p), n),
+                                _ => (None, 0),
+                            }
+                        }
+                        None => (None, 0),
+                    }
+                }
+                _ => mean_at(&[]),
+            };
             ReportedRow {
                 row: sel
                     .iter()
@@ -576,17 +614,37 @@ pub fn reproduce(
                 table: r.table.clone(),
                 metric,
                 theirs: r.value,
-                ours: crate::stats::mean(&vals),
-                n: vals.len(),
+                ours,
+                n,
                 unit_note: r.unit_note.clone(),
             }
         })
         .collect();
 
+    let points_of = |study: &str| -> Vec<ReportedPoint> {
+        paper
+            .reported
+            .iter()
+            .filter(|r| r.study.clone().unwrap_or_else(|| specs[0].name.clone()) == study)
+            .map(|r| ReportedPoint {
+                table: r.table.clone(),
+                selector: r
+                    .row
+                    .iter()
+                    .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                    .collect(),
+                metric: r.metric.clone().unwrap_or_else(|| metric_of(study)),
+                value: r.value,
+            })
+            .collect()
+    };
     let claims = paper
         .claims
         .iter()
         .map(|c| match records_of.get(&c.study) {
+            Some(recs) if c.kind == ClaimKind::Reported => {
+                evaluate_reported(c, &points_of(&c.study), recs)
+            }
             Some(recs) => evaluate(c, recs, &metric_of(&c.study)),
             None => ClaimResult {
                 name: c.name.clone(),

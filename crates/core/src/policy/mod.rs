@@ -7,6 +7,7 @@
 
 pub mod foresight;
 pub mod holliday_daemon;
+pub mod platinum;
 pub mod static_placement;
 
 use crate::error::ConfigError;
@@ -21,6 +22,7 @@ use thiserror::Error;
 
 pub use foresight::{Foresight, ForesightConfig};
 pub use holliday_daemon::{HollidayConfig, HollidayDaemon};
+pub use platinum::{PlatinumConfig, PlatinumPolicy};
 pub use static_placement::{StaticConfig, StaticPlacement, StaticPolicy};
 
 /// A fault handed to the policy: a reference found no mapping, or a read-only mapping for a
@@ -529,6 +531,54 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The coherent-memory read miss (PLATINUM §3.2): node `n` gets a copy of its own by a
+    /// block copy from an existing copy, after every writable mapping has been restricted
+    /// to read-only (a modified page), and maps it read-only. Refused, with nothing
+    /// changed, when `n` has no free frame; the caller then maps a remote copy.
+    pub fn coherent_read_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        self.replicate(vpn, n)?;
+        self.map_to(vpn, n, n, Access::Read)
+    }
+
+    /// The coherent-memory write miss (PLATINUM §3.2): node `n` ends with the only copy,
+    /// mapped writable. If `n` holds a copy, the others are invalidated (a coherency
+    /// fault). Otherwise the page comes to `n`: a replicated page by a block copy and a
+    /// coherency fault, a single copy by a migration whose other mappings are invalidated
+    /// rather than redirected, the invalidation recorded as the protocol's. Refused when `n`
+    /// has no free frame; the caller then maps the (single) remote copy.
+    pub fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        let page = self.mem.page(vpn);
+        if page.copies.is_empty() {
+            return Err(ActionError::NotPlaced);
+        }
+        if page.copies.contains(n) {
+            if page.copies.len() > 1 {
+                self.coherency_fault(vpn, n);
+            }
+        } else if page.copies.len() > 1 {
+            if self.mem.free_frames(n) == 0 {
+                self.stats.events.refused += 1;
+                return Err(ActionError::NoFrame(n));
+            }
+            self.replicate(vpn, n)?;
+            self.coherency_fault(vpn, n);
+        } else {
+            if self.mem.free_frames(n) == 0 {
+                self.stats.events.refused += 1;
+                return Err(ActionError::NoFrame(n));
+            }
+            let mut others = self.mem.page(vpn).mapped;
+            others.remove(n);
+            let invalidated = !others.is_empty();
+            self.invalidate_mappings(vpn, others);
+            self.migrate(vpn, n)?;
+            if invalidated {
+                self.mem.page_mut(vpn).last_invalidation = Some(self.now);
+            }
+        }
+        self.map_to(vpn, n, n, Access::Write)
+    }
+
     /// Freezes `vpn`: the policy keeps it in place and maps it remotely.
     pub fn freeze(&mut self, vpn: Vpn) {
         let now = self.now;
@@ -634,6 +684,9 @@ pub enum PolicyConfig {
     HollidayDaemon(HollidayConfig),
     /// Holliday's perfect-knowledge baseline: pages move just before they are used.
     Foresight(ForesightConfig),
+    /// PLATINUM's coherent memory: replicate on read miss, migrate on write miss, freeze
+    /// pages invalidated within t1, defrost every t2.
+    Platinum(PlatinumConfig),
 }
 
 impl Default for PolicyConfig {
@@ -649,6 +702,7 @@ impl PolicyConfig {
             PolicyConfig::Static(StaticConfig::default()),
             PolicyConfig::HollidayDaemon(HollidayConfig::default()),
             PolicyConfig::Foresight(ForesightConfig::default()),
+            PolicyConfig::Platinum(PlatinumConfig::default()),
         ]
     }
 
@@ -658,6 +712,7 @@ impl PolicyConfig {
             PolicyConfig::Static(_) => "static",
             PolicyConfig::HollidayDaemon(_) => "holliday-daemon",
             PolicyConfig::Foresight(_) => "foresight",
+            PolicyConfig::Platinum(_) => "platinum",
         }
     }
 
@@ -673,6 +728,9 @@ impl PolicyConfig {
             PolicyConfig::Foresight(_) => {
                 "perfect foresight: each page migrates to its user just before use, as the workload announces (Holliday 1989)"
             }
+            PolicyConfig::Platinum(_) => {
+                "PLATINUM coherent memory: replicate on read miss, migrate on write miss, freeze if invalidated within t1, defrost every t2 (Cox & Fowler 1989)"
+            }
         }
     }
 
@@ -684,6 +742,7 @@ impl PolicyConfig {
                 Ok(Box::new(HollidayDaemon::new(c.clone(), machine)?))
             }
             PolicyConfig::Foresight(c) => Ok(Box::new(Foresight::new(c.clone(), machine)?)),
+            PolicyConfig::Platinum(c) => Ok(Box::new(PlatinumPolicy::new(c.clone(), machine)?)),
         }
     }
 }

@@ -5,10 +5,13 @@
 //! iteration, so a preempted thread's chunk moves to another node) or free-running (it
 //! implements [`Program`] directly).
 
+pub mod backprop;
+pub mod gauss;
 pub mod jacobi;
 pub mod matvec;
 pub mod matvec_sparse;
 pub mod matvec_synthetic;
+pub mod msort;
 pub mod pair_rows;
 pub mod surface_wave;
 
@@ -18,10 +21,13 @@ use crate::memory::Layout;
 use crate::types::{Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
+pub use backprop::BackpropConfig;
+pub use gauss::GaussConfig;
 pub use jacobi::{JacobiConfig, PageLayout};
 pub use matvec::MatvecConfig;
 pub use matvec_sparse::{MatvecSparseConfig, SparseRows};
 pub use matvec_synthetic::MatvecSyntheticConfig;
+pub use msort::MsortConfig;
 pub use surface_wave::SurfaceWaveConfig;
 
 /// One operation of a thread.
@@ -52,6 +58,31 @@ pub enum Op {
     /// The thread is about to reference this page (program-local) heavily: the perfect
     /// knowledge Holliday's Foresight baseline migrates on. Other policies ignore it.
     Advise(Vpn),
+    /// Spin-wait: poll `vpn` with a run of `count` references (reads, or writes for a
+    /// test-and-set), again and again, until the program's event count `event` has
+    /// reached `at_least` when a poll starts. Every poll is a real reference run, so
+    /// where the synchronisation page lives (local, replicated, frozen and remote) decides
+    /// what waiting costs.
+    Spin {
+        /// The page holding the event count or lock word.
+        vpn: Vpn,
+        /// Whether a poll writes (test-and-set) or only reads.
+        write: bool,
+        /// Word references per poll.
+        count: u32,
+        /// The program's event count polled.
+        event: u32,
+        /// The value that ends the wait.
+        at_least: u32,
+    },
+    /// Advances the program's event count `event` to at least `to` (the write to its
+    /// word is a separate `Ref`). Spinning threads see it at their next poll.
+    Advance {
+        /// The event count.
+        event: u32,
+        /// Its new value (event counts never go back).
+        to: u32,
+    },
 }
 
 /// A program: threads, an address space, and lazily generated operations.
@@ -233,6 +264,12 @@ pub enum WorkloadConfig {
     MatvecSparse(MatvecSparseConfig),
     /// Holliday's unsynchronised surface wave on a torus.
     SurfaceWave(SurfaceWaveConfig),
+    /// Gaussian elimination without pivoting, event-count synchronised (PLATINUM §5.1).
+    Gauss(GaussConfig),
+    /// Parallel merge sort, a tree of one-thread merges (PLATINUM §5.2).
+    Msort(MsortConfig),
+    /// Recurrent back-propagation, unsynchronised fine-grain sharing (PLATINUM §5.3).
+    Backprop(BackpropConfig),
 }
 
 impl Default for WorkloadConfig {
@@ -250,6 +287,9 @@ impl WorkloadConfig {
             WorkloadConfig::MatvecSynthetic(MatvecSyntheticConfig::default()),
             WorkloadConfig::MatvecSparse(MatvecSparseConfig::default()),
             WorkloadConfig::SurfaceWave(SurfaceWaveConfig::default()),
+            WorkloadConfig::Gauss(GaussConfig::default()),
+            WorkloadConfig::Msort(MsortConfig::default()),
+            WorkloadConfig::Backprop(BackpropConfig::default()),
         ]
     }
 
@@ -261,6 +301,9 @@ impl WorkloadConfig {
             WorkloadConfig::MatvecSynthetic(_) => "matvec-synthetic",
             WorkloadConfig::MatvecSparse(_) => "matvec-sparse",
             WorkloadConfig::SurfaceWave(_) => "surface-wave",
+            WorkloadConfig::Gauss(_) => "gauss",
+            WorkloadConfig::Msort(_) => "msort",
+            WorkloadConfig::Backprop(_) => "backprop",
         }
     }
 
@@ -282,6 +325,15 @@ impl WorkloadConfig {
             WorkloadConfig::SurfaceWave(_) => {
                 "2-D surface wave on a 100x100 torus, free-running partitions without barriers (Holliday 4.4)"
             }
+            WorkloadConfig::Gauss(_) => {
+                "Gaussian elimination without pivoting, 800x800 integers, rows per thread, event counts (PLATINUM 5.1)"
+            }
+            WorkloadConfig::Msort(_) => {
+                "parallel merge sort: local sorts, then a tree of merges each done by one thread (PLATINUM 5.2)"
+            }
+            WorkloadConfig::Backprop(_) => {
+                "recurrent back-propagation, 40-unit encoder, 16 patterns, no synchronisation (PLATINUM 5.3)"
+            }
         }
     }
 
@@ -299,6 +351,9 @@ impl WorkloadConfig {
             WorkloadConfig::SurfaceWave(c) => {
                 Ok(vec![Box::new(surface_wave::SurfaceWave::new(c, machine)?)])
             }
+            WorkloadConfig::Gauss(c) => Ok(vec![Box::new(gauss::Gauss::new(c, machine)?)]),
+            WorkloadConfig::Msort(c) => Ok(vec![Box::new(msort::Msort::new(c, machine)?)]),
+            WorkloadConfig::Backprop(c) => Ok(vec![Box::new(backprop::Backprop::new(c, machine)?)]),
         }
     }
 }

@@ -1,0 +1,163 @@
+//! `platinum`: the interim replication policy of PLATINUM's coherent memory (Cox & Fowler,
+//! SOSP 1989, §4.2).
+//!
+//! On a fault the page is replicated (read miss) or migrated (write miss) by the coherent
+//! memory mechanism of the core ([`Ctx::coherent_read_miss`], [`Ctx::coherent_write_miss`]),
+//! unless the page's last invalidation by the coherency protocol lies less than `t1` in the
+//! past: then the page is *frozen*, kept as its single physical copy and mapped remotely
+//! by everyone else. Every `t2` a defrost daemon invalidates all mappings of the frozen
+//! pages and thaws them, so their next faults may replicate or migrate them again.
+//!
+//! §4.2 describes two ways of treating a fault on a frozen page after `t1` has expired:
+//! the default keeps mapping it remotely until the daemon thaws it; the alternative thaws
+//! it at that fault, so it may be replicated or migrated at once. Both are here
+//! (`thaw_on_access`).
+
+use super::{Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy};
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::memory::Access;
+use crate::types::{NodeId, Ns, Vpn};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `platinum`, with the paper's settings as defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlatinumConfig {
+    /// Freeze window: a fault on a page invalidated less than `t1_ns` ago freezes it.
+    /// Default 10 ms ("t1 is currently set to 10 ms"; applications were insensitive from
+    /// 10 to about 100 ms).
+    pub t1_ns: u64,
+    /// Defrost period: the daemon thaws every frozen page each `t2_ns`. Default 1 s
+    /// ("t2 is currently set to 1 second"); 0 disables the defrost daemon (pages frozen
+    /// for good, as before thawing was added to the kernel).
+    pub t2_ns: u64,
+    /// The alternative thaw policy of §4.2: a fault on a frozen page at least `t1_ns`
+    /// after it froze thaws it and may replicate or migrate it. Default false (the
+    /// default policy: stay frozen until the daemon runs).
+    pub thaw_on_access: bool,
+    /// The node whose first processor the defrost daemon interrupts (a clock interrupt
+    /// steals time there). Default 0.
+    pub daemon_node: u16,
+}
+
+impl Default for PlatinumConfig {
+    fn default() -> Self {
+        PlatinumConfig {
+            t1_ns: 10_000_000,
+            t2_ns: 1_000_000_000,
+            thaw_on_access: false,
+            daemon_node: 0,
+        }
+    }
+}
+
+/// The policy.
+#[derive(Debug)]
+pub struct PlatinumPolicy {
+    config: PlatinumConfig,
+}
+
+impl PlatinumPolicy {
+    /// A `platinum` policy for `machine`.
+    pub fn new(config: PlatinumConfig, machine: &Machine) -> Result<PlatinumPolicy, ConfigError> {
+        if config.daemon_node as usize >= machine.nodes() {
+            return Err(ConfigError::new(
+                "policy.daemon_node",
+                format!(
+                    "node {} does not exist (the machine has {})",
+                    config.daemon_node,
+                    machine.nodes()
+                ),
+            ));
+        }
+        Ok(PlatinumPolicy { config })
+    }
+
+    /// Whether `vpn` was invalidated by the coherency protocol less than `t1` before now.
+    fn recently_invalidated(&self, ctx: &Ctx, vpn: Vpn) -> bool {
+        match ctx.page(vpn).last_invalidation {
+            Some(at) => (ctx.now() - at).0 < self.config.t1_ns,
+            None => false,
+        }
+    }
+
+    /// Maps the single copy of a frozen page on `node` with the rights the access needs.
+    /// A frozen page has one copy (invalidation leaves one, and nothing replicates it
+    /// while frozen); should it have several, a write first invalidates the others.
+    fn map_frozen(&self, ctx: &mut Ctx, f: Fault) {
+        let access = if f.write { Access::Write } else { Access::Read };
+        if f.write && ctx.page(f.vpn).copies.len() > 1 {
+            let keep = ctx
+                .nearest_copy(f.vpn, f.node)
+                .unwrap_or(ctx.page(f.vpn).home);
+            ctx.coherency_fault(f.vpn, keep);
+        }
+        ctx.map_nearest(f.vpn, f.node, access);
+    }
+}
+
+impl Policy for PlatinumPolicy {
+    fn name(&self) -> &'static str {
+        "platinum"
+    }
+
+    fn on_fault(&mut self, ctx: &mut Ctx, f: Fault) {
+        if ctx.page(f.vpn).copies.is_empty() {
+            // First touch: the page's first physical copy is on the toucher's node.
+            ctx.place_near(f.vpn, f.node);
+        }
+        if ctx.page(f.vpn).frozen {
+            let expired = (ctx.now() - ctx.page(f.vpn).frozen_at).0 >= self.config.t1_ns;
+            if self.config.thaw_on_access && expired {
+                ctx.thaw(f.vpn);
+            } else {
+                self.map_frozen(ctx, f);
+                return;
+            }
+        }
+        if self.recently_invalidated(ctx, f.vpn) {
+            ctx.freeze(f.vpn);
+            self.map_frozen(ctx, f);
+            return;
+        }
+        let done = if f.write {
+            ctx.coherent_write_miss(f.vpn, f.node)
+        } else if ctx.page(f.vpn).copies.contains(f.node) {
+            ctx.map_to(f.vpn, f.node, f.node, Access::Read)
+        } else {
+            ctx.coherent_read_miss(f.vpn, f.node)
+        };
+        if done.is_err() {
+            // No free frame here: use a remote copy, as a frozen page would be used.
+            self.map_frozen(ctx, f);
+        }
+    }
+
+    fn daemons(&self, _machine: &Machine) -> Vec<DaemonSpec> {
+        if self.config.t2_ns == 0 {
+            return Vec::new();
+        }
+        vec![DaemonSpec {
+            name: "defrost".into(),
+            placement: DaemonPlacement::StealOn(NodeId(self.config.daemon_node)),
+            first_wake: Ns(self.config.t2_ns),
+        }]
+    }
+
+    fn on_daemon(&mut self, ctx: &mut Ctx, _id: usize) -> DaemonNext {
+        ctx.count_daemon_pass();
+        for v in 0..ctx.npages() as u32 {
+            let vpn = Vpn(v);
+            if ctx.page(vpn).frozen {
+                // Invalidating every mapping makes the next access fault, so the page
+                // may be replicated or migrated again (a daemon's invalidation is not
+                // the coherency protocol's, so it does not count towards t1).
+                let mapped = ctx.page(vpn).mapped;
+                ctx.invalidate_mappings(vpn, mapped);
+                ctx.thaw(vpn);
+            }
+        }
+        DaemonNext::After(Ns(self.config.t2_ns))
+    }
+}

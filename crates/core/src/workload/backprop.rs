@@ -1,0 +1,215 @@
+//! `backprop`: the recurrent back-propagation simulator of PLATINUM §5.3: a three-layer
+//! network learning the classic encoder problem (40 units: 16 input, 8 hidden, 16 output;
+//! 16 input/output pairs), parallelised by a plain for-loop over units. Each thread
+//! simulates its units (unit u to thread u mod p) over and over with no synchronisation at
+//! all, relying on the atomicity of word accesses: fine-grain write sharing of the
+//! activations, errors and weights, which the coherent memory should give up on and freeze.
+//!
+//! Per pattern a thread relaxes its units' activations (each reads its weight row and
+//! every activation, then writes its own), relaxes the error signals backwards (reading
+//! its weight column and every error), and updates its weight row. The network's data are
+//! packed as the simulator declared them: weights, activations, errors and the patterns.
+
+use super::{thread_count, Op, Program};
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::memory::{ArrayId, Layout};
+use crate::types::{Ns, Vpn};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `backprop`, with the paper's network as defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BackpropConfig {
+    /// Units. Default 40 (the §5.3 network).
+    pub units: u32,
+    /// Input/output pairs. Default 16 (§5.3).
+    pub patterns: u32,
+    /// Passes over all patterns each thread makes. Default 20 (not given in the paper).
+    pub epochs: u32,
+    /// Relaxation steps per pattern, forward and backward. Default 5 (not given in the
+    /// paper).
+    pub relax_steps: u32,
+    /// Threads; default: one per processor.
+    pub threads: Option<u32>,
+    /// Computation per connection visited (a floating-point multiply-add), in ns.
+    /// Default 4000: an estimate for an MC68881 at 16.67 MHz; the paper gives no figure.
+    pub compute_ns_per_connection: u64,
+}
+
+impl Default for BackpropConfig {
+    fn default() -> Self {
+        BackpropConfig {
+            units: 40,
+            patterns: 16,
+            epochs: 20,
+            relax_steps: 5,
+            threads: None,
+            compute_ns_per_connection: 4000,
+        }
+    }
+}
+
+/// The `backprop` program.
+#[derive(Debug)]
+pub struct Backprop {
+    layout: Layout,
+    weights: ArrayId,
+    act: ArrayId,
+    err: ArrayId,
+    pats: ArrayId,
+    units: u64,
+    patterns: u32,
+    epochs: u32,
+    relax: u32,
+    threads: u32,
+    compute: u64,
+    page_size: u64,
+    next_epoch: Vec<u32>,
+}
+
+impl Backprop {
+    /// Builds the program for `machine`.
+    pub fn new(c: &BackpropConfig, machine: &Machine) -> Result<Backprop, ConfigError> {
+        if c.units < 2 {
+            return Err(ConfigError::new("workload.units", "must be at least 2"));
+        }
+        if c.patterns == 0 {
+            return Err(ConfigError::new("workload.patterns", "must be at least 1"));
+        }
+        if c.epochs == 0 {
+            return Err(ConfigError::new("workload.epochs", "must be at least 1"));
+        }
+        if c.relax_steps == 0 {
+            return Err(ConfigError::new(
+                "workload.relax_steps",
+                "must be at least 1",
+            ));
+        }
+        let threads = thread_count("workload.threads", c.threads, machine)?;
+        if threads > c.units {
+            return Err(ConfigError::new(
+                "workload.threads",
+                format!(
+                    "{threads} threads for {} units: every thread needs a unit",
+                    c.units
+                ),
+            ));
+        }
+        let ps = machine.page_size();
+        let u = c.units as u64;
+        let mut layout = Layout::new();
+        // Declared one after another, as the simulator's globals were: no page alignment
+        // between them.
+        let weights = layout.alloc_2d("weights", u, u, 4, ps, 1);
+        let act = layout.alloc("activations", u, 4, 4);
+        let err = layout.alloc("errors", u, 4, 4);
+        let pats = layout.alloc_2d("patterns", c.patterns as u64, u, 4, 4, 1);
+        Ok(Backprop {
+            layout,
+            weights,
+            act,
+            err,
+            pats,
+            units: u,
+            patterns: c.patterns,
+            epochs: c.epochs,
+            relax: c.relax_steps,
+            threads,
+            compute: c.compute_ns_per_connection,
+            page_size: ps,
+            next_epoch: vec![0; threads as usize],
+        })
+    }
+
+    /// Emits `count` references to each element `(row, col)` for `col` in `cols` of
+    /// array `a`, merged per page.
+    fn touch(
+        &self,
+        out: &mut Vec<Op>,
+        a: ArrayId,
+        row: u64,
+        cols: std::ops::Range<u64>,
+        write: bool,
+    ) {
+        let arr = self.layout.array(a);
+        super::Emitter {
+            page_size: self.page_size,
+        }
+        .range(
+            out,
+            arr.addr(row, cols.start),
+            cols.end - cols.start,
+            arr.elem_bytes,
+            1,
+            write,
+        );
+    }
+
+    fn one_ref(&self, out: &mut Vec<Op>, a: ArrayId, row: u64, col: u64, write: bool) {
+        let arr = self.layout.array(a);
+        super::push_ref(
+            out,
+            Vpn((arr.addr(row, col) / self.page_size) as u32),
+            write,
+            1,
+        );
+    }
+
+    /// One pattern's work for unit `i`.
+    fn unit(&self, p: u64, i: u64, out: &mut Vec<Op>) {
+        let u = self.units;
+        let conn = Ns(self.compute * u);
+        // Clamp the input (a read of the pattern), then relax the activation.
+        self.one_ref(out, self.pats, p, i, false);
+        for _ in 0..self.relax {
+            self.touch(out, self.weights, i, 0..u, false);
+            self.touch(out, self.act, 0, 0..u, false);
+            out.push(Op::Compute(conn));
+            self.one_ref(out, self.act, 0, i, true);
+        }
+        // Relax the error backwards: the weights out of unit i (a column) and every error.
+        self.one_ref(out, self.pats, p, i, false);
+        for _ in 0..self.relax {
+            for j in 0..u {
+                self.one_ref(out, self.weights, j, i, false);
+            }
+            self.touch(out, self.err, 0, 0..u, false);
+            out.push(Op::Compute(conn));
+            self.one_ref(out, self.err, 0, i, true);
+        }
+        // Weight update of row i: read every activation and the row, write the row.
+        self.touch(out, self.act, 0, 0..u, false);
+        self.touch(out, self.weights, i, 0..u, false);
+        out.push(Op::Compute(conn));
+        self.touch(out, self.weights, i, 0..u, true);
+    }
+}
+
+impl Program for Backprop {
+    fn name(&self) -> &str {
+        "backprop"
+    }
+    fn threads(&self) -> u32 {
+        self.threads
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &[]
+    }
+    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
+        let e = self.next_epoch[t as usize];
+        if e >= self.epochs {
+            return;
+        }
+        self.next_epoch[t as usize] = e + 1;
+        for p in 0..self.patterns as u64 {
+            for i in (t as u64..self.units).step_by(self.threads as usize) {
+                self.unit(p, i, out);
+            }
+        }
+        out.push(Op::IterationEnd(e));
+    }
+}

@@ -1,0 +1,450 @@
+//! `gauss`: Gaussian elimination without pivoting on an N x N integer matrix, the
+//! "simulated" elimination of PLATINUM (Cox & Fowler 1989, §1 and §5.1; LeBlanc's 800 x 800
+//! problem). One thread per processor, each statically assigned rows; in round k the pivot
+//! row k is read by every thread that still has rows below it, and each thread eliminates
+//! column k from its rows. An array of event counts synchronises: when row k+1 is final
+//! (its owner eliminated it with pivot k, doing that row first) the owner advances event
+//! count k+1; the others spin on it before reading pivot row k+1.
+//!
+//! Threads start together at a spin lock used as a barrier (thread 0 holds it while it
+//! starts up; the others test-and-set it until it is released). With
+//! `size_shares_lock_page` the matrix-size variable, read in the termination test of the
+//! inner loop, lives on the lock's page: the §4.2 anecdote, where spinning on the lock froze
+//! the page and every inner loop then read the size remotely. Otherwise each thread keeps a
+//! private copy of the size (the fix the paper describes).
+//!
+//! Variants: `uma` is the plain shared-memory program the coherent memory runs (the pivot
+//! row is read in place); `numa` is the hand-placed Uniform System style of LeBlanc's
+//! coarse-grain version: each thread's rows are placed on its node and every thread copies
+//! the pivot row into a private local buffer once per round before using it.
+
+use super::{thread_count, Emitter, Op, Program, Variant};
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::memory::{ArrayId, Layout};
+use crate::types::{Ns, Vpn};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `gauss`, with the paper's problem as defaults.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GaussConfig {
+    /// Matrix order N. Default 800 (the 800 x 800 matrix of §5.1).
+    pub n: u64,
+    /// Threads; default: one per processor (§5.1).
+    pub threads: Option<u32>,
+    /// Rows dealt cyclically (row i to thread i mod p), true, or in contiguous blocks,
+    /// false. The paper says only that rows are statically assigned; cyclic keeps the
+    /// shrinking rounds balanced. Default true.
+    pub cyclic: bool,
+    /// Start every row on a new page (page-aligned allocation, the PLATINUM programming
+    /// style of §6: data with different sharing patterns on distinct pages). Default true.
+    pub row_per_page: bool,
+    /// Element size in bytes. Default 4 (32-bit integers).
+    pub elem_bytes: u64,
+    /// Computation per element update besides its three references (pivot read, row
+    /// read, row write), in ns. Default 3000: an estimate for a 16.67 MHz MC68020 (a 32-bit
+    /// integer multiply of about 43 clocks plus loop overhead); the paper gives no figure.
+    pub compute_ns_per_element: u64,
+    /// The §4.2 anecdote: the matrix-size variable shares a page with the start spin
+    /// lock and is read once per inner-loop iteration. Default false.
+    pub size_shares_lock_page: bool,
+    /// `uma` (the PLATINUM program) or `numa` (Uniform System style: rows placed on
+    /// their owners, pivot row copied into a private buffer each round). Default uma.
+    pub variant: Variant,
+}
+
+impl Default for GaussConfig {
+    fn default() -> Self {
+        GaussConfig {
+            n: 800,
+            threads: None,
+            cyclic: true,
+            row_per_page: true,
+            elem_bytes: 4,
+            compute_ns_per_element: 3000,
+            size_shares_lock_page: false,
+            variant: Variant::Uma,
+        }
+    }
+}
+
+/// Per-thread progress.
+#[derive(Clone, Debug)]
+struct ThreadState {
+    started: bool,
+    round: u64,
+}
+
+/// The `gauss` program.
+#[derive(Debug)]
+pub struct Gauss {
+    layout: Layout,
+    a: ArrayId,
+    events: ArrayId,
+    lock: ArrayId,
+    pivot_buf: Option<ArrayId>,
+    n: u64,
+    threads: u32,
+    cyclic: bool,
+    compute: u64,
+    size_on_lock_page: bool,
+    hints: Vec<Option<u32>>,
+    state: Vec<ThreadState>,
+    emit: Emitter,
+}
+
+/// The event count that opens the start barrier (after the N row events).
+fn start_event(n: u64) -> u32 {
+    n as u32
+}
+
+impl Gauss {
+    /// Builds the program for `machine`.
+    pub fn new(c: &GaussConfig, machine: &Machine) -> Result<Gauss, ConfigError> {
+        if c.n < 2 {
+            return Err(ConfigError::new("workload.n", "must be at least 2"));
+        }
+        if c.n > 100_000 {
+            return Err(ConfigError::new("workload.n", "must be at most 100000"));
+        }
+        if c.elem_bytes == 0 {
+            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
+        }
+        let threads = thread_count("workload.threads", c.threads, machine)?;
+        if threads as u64 > c.n {
+            return Err(ConfigError::new(
+                "workload.threads",
+                format!(
+                    "{threads} threads for {} rows: every thread needs a row",
+                    c.n
+                ),
+            ));
+        }
+        let ps = machine.page_size();
+        let mut layout = Layout::new();
+        let row_align = if c.row_per_page { ps } else { 1 };
+        let a = layout.alloc_2d("matrix", c.n, c.n, c.elem_bytes, ps, row_align);
+        // Synchronisation data on pages of their own, as a PLATINUM programmer would.
+        let events = layout.alloc("event-counts", c.n, 4, ps);
+        let lock = layout.alloc("start-lock", 2, 4, ps);
+        let pivot_buf = match c.variant {
+            Variant::Numa => Some(layout.alloc_2d("pivot-copies", threads as u64, c.n, 4, ps, ps)),
+            Variant::Uma => None,
+        };
+        let mut g = Gauss {
+            layout,
+            a,
+            events,
+            lock,
+            pivot_buf,
+            n: c.n,
+            threads,
+            cyclic: c.cyclic,
+            compute: c.compute_ns_per_element,
+            size_on_lock_page: c.size_shares_lock_page,
+            hints: Vec::new(),
+            state: vec![
+                ThreadState {
+                    started: false,
+                    round: 0,
+                };
+                threads as usize
+            ],
+            emit: Emitter { page_size: ps },
+        };
+        if c.variant == Variant::Numa {
+            g.hints = g.numa_hints(ps);
+        }
+        Ok(g)
+    }
+
+    /// The thread owning row `i`.
+    fn owner(&self, i: u64) -> u32 {
+        if self.cyclic {
+            (i % self.threads as u64) as u32
+        } else {
+            super::matvec::block_of(i, self.n, self.threads)
+        }
+    }
+
+    /// Rows of thread `t`, ascending.
+    fn rows_of(&self, t: u32) -> impl Iterator<Item = u64> + '_ {
+        (0..self.n).filter(move |&i| self.owner(i) == t)
+    }
+
+    /// The Uniform System placement: each row's pages on its owner's node, each private
+    /// pivot buffer on its thread's node, synchronisation pages unplaced.
+    fn numa_hints(&self, ps: u64) -> Vec<Option<u32>> {
+        let a = self.layout.array(self.a);
+        let buf = self.pivot_buf.map(|b| self.layout.array(b).clone());
+        (0..self.layout.pages(ps))
+            .map(|p| {
+                let byte = p * ps;
+                if byte >= a.base && byte < a.base + a.span() {
+                    Some(self.owner(((byte - a.base) / a.row_stride).min(self.n - 1)))
+                } else if let Some(b) = &buf {
+                    if byte >= b.base && byte < b.base + b.span() {
+                        Some(((byte - b.base) / b.row_stride) as u32)
+                    } else {
+                        None
+                    }
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+
+    fn page_of(&self, arr: ArrayId, row: u64, col: u64) -> Vpn {
+        Vpn((self.layout.array(arr).addr(row, col) / self.emit.page_size) as u32)
+    }
+
+    /// Thread `t` reaches the start barrier: thread 0 holds the lock while it starts up
+    /// (writing the shared size when it lives there) and opens it; the others
+    /// test-and-set the lock until it opens.
+    fn start(&self, t: u32, out: &mut Vec<Op>) {
+        let lock_page = self.page_of(self.lock, 0, 0);
+        if t == 0 {
+            out.push(Op::Ref {
+                vpn: lock_page,
+                write: true,
+                count: 1 + self.size_on_lock_page as u32,
+            });
+            out.push(Op::Advance {
+                event: start_event(self.n),
+                to: 1,
+            });
+            // Row 0 is final from the start: its event count is set once the slaves run.
+            if self.owner(0) == 0 {
+                self.signal(0, out);
+            }
+        } else {
+            out.push(Op::Spin {
+                vpn: lock_page,
+                write: true,
+                count: 1,
+                event: start_event(self.n),
+                at_least: 1,
+            });
+            if self.owner(0) == t {
+                self.signal(0, out);
+            }
+        }
+    }
+
+    /// Writes event count `k` and advances it: pivot row `k` is final.
+    fn signal(&self, k: u64, out: &mut Vec<Op>) {
+        out.push(Op::Ref {
+            vpn: self.page_of(self.events, 0, k),
+            write: true,
+            count: 1,
+        });
+        out.push(Op::Advance {
+            event: k as u32,
+            to: 1,
+        });
+    }
+
+    /// Thread `t` eliminates column `k` from row `i` (> k) with pivot row `k`, read from
+    /// `pivot` (the shared row or the thread's private copy).
+    fn eliminate(&self, t: u32, k: u64, i: u64, out: &mut Vec<Op>) {
+        let len = self.n - k;
+        let a = self.layout.array(self.a);
+        let (pivot_addr, pivot_elem) = match self.pivot_buf {
+            Some(b) => {
+                let buf = self.layout.array(b);
+                (buf.addr(t as u64, k), buf.elem_bytes)
+            }
+            None => (a.addr(k, k), a.elem_bytes),
+        };
+        // The multiplier a[i][k] / a[k][k], then the row update, element by element: the
+        // reference runs of one row are merged per page in the order the loop issues them.
+        self.emit.range(out, pivot_addr, len, pivot_elem, 1, false);
+        self.emit
+            .range(out, a.addr(i, k), len, a.elem_bytes, 1, false);
+        if self.size_on_lock_page {
+            // The termination test of the inner loop reads the shared matrix size.
+            out.push(Op::Ref {
+                vpn: self.page_of(self.lock, 0, 1),
+                write: false,
+                count: len as u32,
+            });
+        }
+        if self.compute > 0 {
+            out.push(Op::Compute(Ns(self.compute * len)));
+        }
+        self.emit
+            .range(out, a.addr(i, k), len, a.elem_bytes, 1, true);
+    }
+
+    /// One round of thread `t`: wait for pivot `k`, copy it (numa), eliminate own rows
+    /// below it (row k+1 first, then signal it), or nothing when no own row is left.
+    fn round(&self, t: u32, k: u64, out: &mut Vec<Op>) {
+        let mine: Vec<u64> = self.rows_of(t).filter(|&i| i > k).collect();
+        if mine.is_empty() {
+            return;
+        }
+        if self.owner(k) != t {
+            out.push(Op::Spin {
+                vpn: self.page_of(self.events, 0, k),
+                write: false,
+                count: 1,
+                event: k as u32,
+                at_least: 1,
+            });
+        }
+        if let Some(b) = self.pivot_buf {
+            let a = self.layout.array(self.a);
+            let buf = self.layout.array(b);
+            let len = self.n - k;
+            self.emit
+                .range(out, a.addr(k, k), len, a.elem_bytes, 1, false);
+            self.emit
+                .range(out, buf.addr(t as u64, k), len, buf.elem_bytes, 1, true);
+        }
+        for &i in &mine {
+            self.eliminate(t, k, i, out);
+            if i == k + 1 {
+                self.signal(k + 1, out);
+            }
+        }
+    }
+}
+
+impl Program for Gauss {
+    fn name(&self) -> &str {
+        "gauss"
+    }
+    fn threads(&self) -> u32 {
+        self.threads
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &self.hints
+    }
+    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
+        let ti = t as usize;
+        if !self.state[ti].started {
+            self.state[ti].started = true;
+            self.start(t, out);
+            return;
+        }
+        // Rounds in which the thread has nothing to do emit nothing; skip to the next one
+        // that does, or finish.
+        while self.state[ti].round + 1 < self.n {
+            let k = self.state[ti].round;
+            self.state[ti].round += 1;
+            self.round(t, k, out);
+            if !out.is_empty() {
+                out.push(Op::IterationEnd(k as u32));
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{Costs, MachineConfig, Topology};
+
+    fn machine(nodes: u16) -> Machine {
+        Machine::new(MachineConfig {
+            preset: "t".into(),
+            description: String::new(),
+            nodes,
+            procs_per_node: 1,
+            frames_per_node: 4096,
+            page_size_bytes: 4096,
+            word_size_bytes: 4,
+            topology: Topology::Uniform,
+            costs: Costs {
+                local_read_ns: 1,
+                local_write_ns: 1,
+                remote_read_ns: 2,
+                remote_write_ns: 2,
+                cached_read_ns: None,
+                page_fault_ns: 0,
+                migrate_fixed_ns: 0,
+                replicate_fixed_ns: 0,
+                block_transfer_per_word_ns: 0,
+                coherency_fault_fixed_ns: 0,
+                coherency_per_copy_ns: 0,
+                shootdown_per_node_ns: 0,
+                pte_lock_ns: 0,
+                pte_examine_ns: 0,
+                module_service_ns: 1,
+            },
+            contention: false,
+        })
+        .unwrap()
+    }
+
+    fn refs(ops: &[Op], write: bool) -> u64 {
+        ops.iter()
+            .map(|o| match o {
+                Op::Ref {
+                    write: w, count, ..
+                } if *w == write => *count as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_round_updates_every_own_row_below_the_pivot() {
+        let c = GaussConfig {
+            n: 8,
+            ..Default::default()
+        };
+        let g = Gauss::new(&c, &machine(2)).unwrap();
+        let mut out = Vec::new();
+        // Thread 1 owns rows 1, 3, 5, 7; in round 2 it updates rows 3, 5, 7 over 6 columns
+        // and writes the event count of row 3, the next pivot.
+        g.round(1, 2, &mut out);
+        assert_eq!(refs(&out, true), 3 * 6 + 1);
+        assert!(matches!(out[0], Op::Spin { event: 2, .. }));
+    }
+
+    #[test]
+    fn the_owner_of_the_next_pivot_signals_it_after_its_update() {
+        let c = GaussConfig {
+            n: 8,
+            ..Default::default()
+        };
+        let g = Gauss::new(&c, &machine(2)).unwrap();
+        let mut out = Vec::new();
+        g.round(1, 0, &mut out);
+        let advance = out
+            .iter()
+            .position(|o| matches!(o, Op::Advance { event: 1, .. }))
+            .expect("row 1 signalled");
+        // Row 1's update (three runs: pivot, row, row write) comes before the signal.
+        assert!(advance >= 3);
+    }
+
+    #[test]
+    fn the_numa_variant_places_rows_on_their_owners() {
+        let c = GaussConfig {
+            n: 8,
+            variant: Variant::Numa,
+            ..Default::default()
+        };
+        let g = Gauss::new(&c, &machine(2)).unwrap();
+        assert_eq!(&g.hints[..4], &[Some(0), Some(1), Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn more_threads_than_rows_is_an_error_naming_the_field() {
+        let c = GaussConfig {
+            n: 2,
+            threads: Some(3),
+            ..Default::default()
+        };
+        let e = Gauss::new(&c, &machine(2)).unwrap_err();
+        assert!(e.to_string().contains("workload.threads"));
+    }
+}

@@ -1,0 +1,417 @@
+//! The coherent-memory mechanism and the `platinum` policy on a two-node toy machine, one
+//! behaviour per test.
+
+use numaplace_core::machine::{Costs, MachineConfig, Topology};
+use numaplace_core::memory::Layout;
+use numaplace_core::policy::{PlatinumConfig, PlatinumPolicy};
+use numaplace_core::sched::SchedulerConfig;
+use numaplace_core::workload::{Op, Program};
+use numaplace_core::{Engine, EngineOptions, Machine, Ns, Stats, Vpn};
+
+/// Two nodes, one processor each, 64-byte pages of 16 four-byte words.
+fn toy() -> MachineConfig {
+    MachineConfig {
+        preset: "toy".into(),
+        description: "two-node toy".into(),
+        nodes: 2,
+        procs_per_node: 1,
+        frames_per_node: 8,
+        page_size_bytes: 64,
+        word_size_bytes: 4,
+        topology: Topology::Uniform,
+        costs: Costs {
+            local_read_ns: 10,
+            local_write_ns: 12,
+            remote_read_ns: 50,
+            remote_write_ns: 60,
+            cached_read_ns: None,
+            page_fault_ns: 100,
+            migrate_fixed_ns: 1000,
+            replicate_fixed_ns: 800,
+            block_transfer_per_word_ns: 2,
+            coherency_fault_fixed_ns: 500,
+            coherency_per_copy_ns: 50,
+            shootdown_per_node_ns: 30,
+            pte_lock_ns: 5,
+            pte_examine_ns: 3,
+            module_service_ns: 10,
+        },
+        contention: false,
+    }
+}
+
+/// A program whose threads run fixed operation lists over `pages` pages.
+struct Script {
+    layout: Layout,
+    ops: Vec<Vec<Op>>,
+    done: Vec<bool>,
+}
+
+impl Script {
+    fn new(pages: u64, ops: Vec<Vec<Op>>) -> Script {
+        let mut layout = Layout::new();
+        layout.alloc("data", pages * 16, 4, 64);
+        let done = vec![false; ops.len()];
+        Script { layout, ops, done }
+    }
+}
+
+impl Program for Script {
+    fn name(&self) -> &str {
+        "script"
+    }
+    fn threads(&self) -> u32 {
+        self.ops.len() as u32
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &[]
+    }
+    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
+        if !self.done[t as usize] {
+            self.done[t as usize] = true;
+            out.extend_from_slice(&self.ops[t as usize]);
+        }
+    }
+}
+
+fn read(page: u32, count: u32) -> Op {
+    Op::Ref {
+        vpn: Vpn(page),
+        write: false,
+        count,
+    }
+}
+
+fn write(page: u32, count: u32) -> Op {
+    Op::Ref {
+        vpn: Vpn(page),
+        write: true,
+        count,
+    }
+}
+
+fn wait(ns: u64) -> Op {
+    Op::Compute(Ns(ns))
+}
+
+fn run_with(
+    machine: MachineConfig,
+    config: PlatinumConfig,
+    pages: u64,
+    ops: Vec<Vec<Op>>,
+) -> Stats {
+    let m = Machine::new(machine).unwrap();
+    let policy = PlatinumPolicy::new(config, &m).unwrap();
+    Engine::new(
+        m,
+        vec![Box::new(Script::new(pages, ops))],
+        Box::new(policy),
+        SchedulerConfig::default().build(),
+        EngineOptions {
+            seed: 1,
+            per_page: true,
+            series_interval: None,
+        },
+    )
+    .unwrap()
+    .run()
+    .unwrap()
+}
+
+fn no_defrost() -> PlatinumConfig {
+    PlatinumConfig {
+        t1_ns: 10_000,
+        t2_ns: 0,
+        ..Default::default()
+    }
+}
+
+fn run(ops: Vec<Vec<Op>>) -> Stats {
+    run_with(toy(), no_defrost(), 1, ops)
+}
+
+#[test]
+fn a_read_fault_replicates() {
+    // Node 0 writes the page first (it is placed there, writable); node 1 then reads it.
+    let s = run(vec![vec![write(0, 4)], vec![wait(5_000), read(0, 4)]]);
+    assert_eq!(s.events.replications, 1);
+    assert_eq!(s.pages[0].copies, 2);
+    assert_eq!(s.threads[1].refs.local, 4, "node 1 reads its own copy");
+    // The writable mapping on node 0 was restricted to read-only first: one shootdown.
+    assert_eq!(s.events.invalidations, 1);
+    let c = toy().costs;
+    let replicate = c.page_fault_ns + c.replicate_fixed_ns + 16 * c.block_transfer_per_word_ns;
+    assert_eq!(s.threads[1].fault_ns, replicate + c.shootdown_per_node_ns);
+}
+
+#[test]
+fn a_write_to_a_replicated_page_invalidates_the_other_copies_and_charges_per_node_shootdown() {
+    let s = run(vec![
+        vec![read(0, 1), wait(20_000), write(0, 1)],
+        vec![wait(5_000), read(0, 1)],
+    ]);
+    assert_eq!(s.events.replications, 1);
+    assert_eq!(s.events.coherency_faults, 1);
+    assert_eq!(s.pages[0].copies, 1, "only the writer's copy is left");
+    assert_eq!(s.pages[0].home, 0);
+    let c = toy().costs;
+    // Thread 0: the first-touch read fault, then the write fault that frees one copy and
+    // interrupts the one node mapping it.
+    let write_fault = c.page_fault_ns
+        + c.coherency_fault_fixed_ns
+        + c.coherency_per_copy_ns
+        + c.shootdown_per_node_ns;
+    assert_eq!(s.threads[0].fault_ns, c.page_fault_ns + write_fault);
+}
+
+#[test]
+fn a_page_invalidated_within_t1_freezes_and_is_mapped_remotely() {
+    // Node 1's copy is invalidated at about 20 µs; it reads again 2 µs later (t1 = 10 µs).
+    let s = run(vec![
+        vec![read(0, 1), wait(20_000), write(0, 1)],
+        vec![wait(5_000), read(0, 1), wait(17_000), read(0, 3)],
+    ]);
+    assert_eq!(s.events.freezes, 1);
+    assert!(s.pages[0].frozen_at_end);
+    assert_eq!(s.pages[0].copies, 1);
+    assert_eq!(
+        s.events.replications, 1,
+        "the frozen page was not replicated again"
+    );
+    assert_eq!(
+        s.threads[1].refs.remote, 3,
+        "node 1 maps the frozen page remotely"
+    );
+}
+
+#[test]
+fn a_page_invalidated_longer_than_t1_ago_replicates_again() {
+    let s = run(vec![
+        vec![read(0, 1), wait(20_000), write(0, 1)],
+        vec![wait(5_000), read(0, 1), wait(40_000), read(0, 3)],
+    ]);
+    assert_eq!(s.events.freezes, 0);
+    assert_eq!(s.events.replications, 2);
+    assert_eq!(s.threads[1].refs.remote, 0);
+}
+
+#[test]
+fn the_defrost_daemon_thaws_it() {
+    let config = PlatinumConfig {
+        t1_ns: 10_000,
+        t2_ns: 50_000,
+        ..Default::default()
+    };
+    // Frozen at about 22 µs; the daemon runs at 50 µs; node 1 reads again at about 80 µs.
+    let s = run_with(
+        toy(),
+        config,
+        1,
+        vec![
+            vec![read(0, 1), wait(20_000), write(0, 1)],
+            vec![
+                wait(5_000),
+                read(0, 1),
+                wait(17_000),
+                read(0, 3),
+                wait(60_000),
+                read(0, 2),
+            ],
+        ],
+    );
+    assert_eq!(s.events.freezes, 1);
+    assert!(s.events.defrosts >= 1);
+    assert!(!s.pages[0].frozen_at_end);
+    assert_eq!(
+        s.pages[0].copies, 2,
+        "thawed, the page was replicated on its next read"
+    );
+    assert_eq!(s.threads[1].refs.local, 1 + 2);
+    assert!(
+        s.daemon_busy_ns > 0,
+        "invalidating the mappings costs shootdowns"
+    );
+}
+
+#[test]
+fn without_the_daemon_a_frozen_page_stays_frozen() {
+    let s = run(vec![
+        vec![read(0, 1), wait(20_000), write(0, 1)],
+        vec![
+            wait(5_000),
+            read(0, 1),
+            wait(17_000),
+            read(0, 3),
+            wait(60_000),
+            read(0, 2),
+        ],
+    ]);
+    assert!(s.pages[0].frozen_at_end);
+    assert_eq!(s.events.defrosts, 0);
+    assert_eq!(s.threads[1].refs.remote, 5);
+}
+
+#[test]
+fn thaw_on_access_thaws_a_frozen_page_at_a_fault_after_t1() {
+    let config = PlatinumConfig {
+        thaw_on_access: true,
+        ..no_defrost()
+    };
+    // Frozen at about 22 µs with a remote read mapping on node 1; node 1's write 30 µs
+    // later (past t1) faults on the frozen page.
+    let s = run_with(
+        toy(),
+        config,
+        1,
+        vec![
+            vec![read(0, 1), wait(20_000), write(0, 1)],
+            vec![
+                wait(5_000),
+                read(0, 1),
+                wait(17_000),
+                read(0, 1),
+                wait(30_000),
+                write(0, 1),
+            ],
+        ],
+    );
+    assert_eq!(s.events.freezes, 1);
+    assert_eq!(
+        s.events.defrosts, 1,
+        "the write fault after t1 thawed the page"
+    );
+    assert!(!s.pages[0].frozen_at_end);
+    assert_eq!(
+        s.pages[0].home, 1,
+        "the write migrated the thawed page to node 1"
+    );
+}
+
+#[test]
+fn a_full_node_refuses_a_replica_and_the_fault_falls_back_to_a_remote_mapping() {
+    let mut machine = toy();
+    machine.frames_per_node = 1;
+    // Node 1's only frame holds page 1; its read of page 0 cannot be replicated.
+    let s = run_with(
+        machine,
+        no_defrost(),
+        2,
+        vec![
+            vec![write(0, 1)],
+            vec![write(1, 1), wait(5_000), read(0, 4)],
+        ],
+    );
+    assert_eq!(s.events.refused, 1);
+    assert_eq!(s.events.replications, 0);
+    assert_eq!(s.pages[0].copies, 1);
+    assert_eq!(s.threads[1].refs.remote, 4);
+}
+
+#[test]
+fn copies_count_against_each_nodes_frames() {
+    let mut machine = toy();
+    machine.frames_per_node = 2;
+    // Node 1 first-touches page 1, then replicates page 0: both its frames are used, so
+    // its first touch of page 2 must go to node 0.
+    let s = run_with(
+        machine,
+        no_defrost(),
+        3,
+        vec![
+            vec![write(0, 1)],
+            vec![write(1, 1), wait(5_000), read(0, 1), write(2, 1)],
+        ],
+    );
+    assert_eq!(s.pages[0].copies, 2);
+    assert_eq!(
+        s.pages[2].home, 0,
+        "no frame left on node 1 after the replica"
+    );
+}
+
+#[test]
+fn a_write_miss_on_a_single_remote_copy_migrates_it_and_invalidates_other_mappings() {
+    let s = run(vec![vec![write(0, 1)], vec![wait(5_000), write(0, 2)]]);
+    assert_eq!(s.events.migrations, 1);
+    assert_eq!(s.pages[0].home, 1);
+    assert_eq!(s.threads[1].refs.local, 2);
+    assert_eq!(
+        s.events.invalidations, 1,
+        "node 0's mapping was invalidated"
+    );
+}
+
+#[test]
+fn reads_of_a_replicated_page_cost_the_cached_latency_on_caching_machines() {
+    let mut machine = toy();
+    machine.costs.cached_read_ns = Some(1);
+    let s = run_with(
+        machine,
+        no_defrost(),
+        1,
+        vec![vec![write(0, 1)], vec![wait(5_000), read(0, 7)]],
+    );
+    assert_eq!(s.threads[1].refs.cached, 7);
+    assert_eq!(s.refs.cached, 7);
+}
+
+#[test]
+fn concurrent_faults_on_one_page_serialise_on_its_fault_handler() {
+    let mut machine = toy();
+    machine.nodes = 3;
+    // Nodes 1 and 2 read-fault on page 0 at the same instant: one waits for the other.
+    let s = run_with(
+        machine,
+        no_defrost(),
+        1,
+        vec![
+            vec![write(0, 1)],
+            vec![wait(5_000), read(0, 1)],
+            vec![wait(5_000), read(0, 1)],
+        ],
+    );
+    assert_eq!(s.pages[0].contended_faults, 1);
+    let c = toy().costs;
+    let replicate = c.page_fault_ns + c.replicate_fixed_ns + 16 * c.block_transfer_per_word_ns;
+    // The first replication also restricted node 0's writable mapping.
+    assert_eq!(
+        s.pages[0].fault_wait_ns,
+        replicate + c.shootdown_per_node_ns
+    );
+}
+
+#[test]
+fn a_spin_wait_polls_with_references_until_the_event_advances() {
+    let spin = Op::Spin {
+        vpn: Vpn(0),
+        write: false,
+        count: 1,
+        event: 0,
+        at_least: 1,
+    };
+    let s = run_with(
+        toy(),
+        no_defrost(),
+        2,
+        vec![
+            vec![
+                write(0, 1),
+                wait(1_000),
+                write(1, 1),
+                wait(9_000),
+                Op::Advance { event: 0, to: 1 },
+            ],
+            vec![wait(2_000), spin],
+        ],
+    );
+    // Node 1 polls page 0 for about 8 µs: each poll a reference.
+    assert!(
+        s.threads[1].refs.total > 100,
+        "{} polls",
+        s.threads[1].refs.total
+    );
+    assert!(s.threads[1].completion_ns >= 10_000);
+}
