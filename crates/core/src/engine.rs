@@ -86,6 +86,8 @@ struct ThreadRt {
     delay: Ns,
     /// When it started waiting at a barrier or lock.
     blocked_at: Ns,
+    /// The event count and value it polls for, while it has not seen them yet.
+    spin_on: Option<(u32, u32)>,
     stats: ThreadStats,
 }
 
@@ -204,6 +206,7 @@ impl Engine {
                     queued: false,
                     delay: Ns::ZERO,
                     blocked_at: Ns::ZERO,
+                    spin_on: None,
                     stats: ThreadStats {
                         id: g,
                         program: pi as u32,
@@ -462,7 +465,7 @@ impl Engine {
                 p.prog.next_ops(th.local, &p.running, &mut th.buf);
                 if th.buf.is_empty() {
                     self.finish_thread(tid, now);
-                    return Ok(());
+                    return self.unless_stuck(now);
                 }
             }
             let op = th.buf[th.pos];
@@ -473,13 +476,13 @@ impl Engine {
                 Op::Compute(d) => now + d,
                 Op::Barrier => {
                     if !self.barrier(tid, now) {
-                        return Ok(());
+                        return self.unless_stuck(now);
                     }
                     now
                 }
                 Op::Lock(l) => {
                     if !self.lock(tid, l, now) {
-                        return Ok(());
+                        return self.unless_stuck(now);
                     }
                     now
                 }
@@ -505,6 +508,12 @@ impl Engine {
                     // The poll that starts at or after the advance sees it; until then
                     // the op repeats, each poll a reference run that costs time.
                     let seen = self.event_value(tid, event) >= at_least;
+                    let target = (!seen).then_some((event, at_least));
+                    let was = std::mem::replace(&mut self.threads[tid as usize].spin_on, target);
+                    if !seen && was.is_none() && self.stuck() {
+                        // Every other thread spins or waits too: no one can advance the count.
+                        return Err(self.deadlock(now));
+                    }
                     let end = self.reference(tid, now, vpn, write, count.max(1))?;
                     if !seen {
                         self.threads[tid as usize].pos -= 1;
@@ -529,6 +538,33 @@ impl Engine {
                 _ => now = next,
             }
         }
+    }
+
+    /// Whether no thread can ever make progress: every unfinished thread spins on an event
+    /// count or waits at a barrier or lock, and no scheduler change is to come. (Waiting
+    /// threads alone are caught when the event queue runs dry; spinning threads keep it
+    /// busy, so they are checked here.)
+    fn stuck(&self) -> bool {
+        self.scheduler.next_event().is_none()
+            && self.threads.iter().all(|t| {
+                let spins_in_vain = t.spin_on.is_some_and(|(e, v)| {
+                    self.progs[t.prog as usize]
+                        .events
+                        .get(e as usize)
+                        .copied()
+                        .unwrap_or(0)
+                        < v
+                });
+                t.status != Status::Ready || spins_in_vain || t.proc.is_none()
+            })
+    }
+
+    /// After a thread blocked: a deadlock error if spinning threads now wait forever.
+    fn unless_stuck(&self, now: Ns) -> Result<(), SimError> {
+        if self.threads.iter().any(|t| t.spin_on.is_some()) && self.stuck() {
+            return Err(self.deadlock(now));
+        }
+        Ok(())
     }
 
     fn event_value(&self, tid: u32, event: u32) -> u32 {

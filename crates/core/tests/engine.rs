@@ -492,3 +492,57 @@ fn program_placement_falls_back_for_pages_the_program_does_not_place() {
         .collect();
     assert!(wrong.is_empty(), "{wrong:?}");
 }
+
+/// Thread 0 spins on event count 0 reaching 1; thread 1 finishes without advancing it.
+struct SpinForever {
+    layout: Layout,
+    given: [bool; 2],
+}
+
+impl Program for SpinForever {
+    fn name(&self) -> &str {
+        "spin-forever"
+    }
+    fn threads(&self) -> u32 {
+        2
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &[]
+    }
+    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
+        if std::mem::replace(&mut self.given[t as usize], true) {
+            return;
+        }
+        if t == 0 {
+            out.push(Op::Spin {
+                vpn: Vpn(0),
+                write: false,
+                count: 1,
+                event: 0,
+                at_least: 1,
+            });
+        } else {
+            out.push(Op::Compute(Ns(500)));
+        }
+    }
+}
+
+#[test]
+fn spinning_on_an_event_count_nobody_can_advance_is_a_deadlock_error() {
+    let mut layout = Layout::new();
+    layout.alloc("flag", 16, 4, 64);
+    let program = SpinForever {
+        layout,
+        given: [false; 2],
+    };
+    let err = engine(Box::new(program), Box::new(MigrateOnFault), toy_machine())
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(err, SimError::Deadlock { ref threads, .. } if threads == &vec![0]),
+        "{err}"
+    );
+}

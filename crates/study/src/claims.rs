@@ -370,25 +370,19 @@ pub fn evaluate_reported(
                 .map(|(k, v)| format!("{k}={}", label(v)))
                 .collect();
             let at = sel.join(", ");
-            let ok = if let Some(tol) = claim.tolerance {
+            if let Some(tol) = claim.tolerance {
                 match mean_of(&p.selector, &p.metric) {
                     Some(o) => {
                         values.push((at.clone(), o));
-                        if (o - p.value).abs() <= tol {
-                            true
-                        } else {
+                        if (o - p.value).abs() > tol {
                             misses.push(format!(
                                 "[{at}] ours {} vs paper {}",
                                 fmt_num(o),
                                 fmt_num(p.value)
                             ));
-                            false
                         }
                     }
-                    None => {
-                        misses.push(format!("[{at}] no value of {}", p.metric));
-                        false
-                    }
+                    None => misses.push(format!("[{at}] no value of {}", p.metric)),
                 }
             } else {
                 let lo = claim
@@ -410,9 +404,7 @@ pub fn evaluate_reported(
                         hi.map(fmt_num).unwrap_or_else(|| "inf".into())
                     ));
                 }
-                ok
-            };
-            let _ = ok;
+            }
         }
         let held = misses.is_empty();
         let how = match claim.tolerance {
@@ -649,5 +641,95 @@ pub fn evaluate(claim: &Claim, records: &[Record], default_metric: &str) -> Clai
         status,
         values,
         detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rec(i: usize, nodes: i64, makespan: f64) -> Record {
+        let mut settings = serde_json::Map::new();
+        settings.insert("machine.nodes".into(), json!(nodes));
+        Record {
+            id: format!("r{i:06}"),
+            index: i,
+            seed: 1,
+            settings,
+            result: json!({ "makespan_ns": makespan }),
+            error: None,
+            spec_config: Value::Null,
+        }
+    }
+
+    fn records() -> Vec<Record> {
+        vec![rec(0, 1, 100.0), rec(1, 4, 25.0), rec(2, 16, 10.0)]
+    }
+
+    fn speedup_claim(at_least: f64) -> Claim {
+        toml::from_str(&format!(
+            r#"
+name = "s"
+study = "x"
+kind = "speedup"
+over = "machine.nodes"
+at = 16
+at_least = {at_least}
+left = {{}}
+"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn speedup_is_the_smallest_over_value_mean_over_the_mean_at_the_point() {
+        let r = evaluate(&speedup_claim(9.5), &records(), "makespan_ns");
+        assert!(r.held(), "{}", r.detail);
+        assert_eq!(r.values[0].1, 10.0);
+    }
+
+    #[test]
+    fn speedup_below_the_bound_is_not_held() {
+        let r = evaluate(&speedup_claim(11.0), &records(), "makespan_ns");
+        assert_eq!(r.status, Status::NotHeld, "{}", r.detail);
+    }
+
+    fn reported_claim(tolerance: f64) -> Claim {
+        toml::from_str(&format!(
+            r#"
+name = "r"
+study = "x"
+kind = "reported"
+table = "Table 1"
+tolerance = {tolerance}
+left = {{}}
+"#
+        ))
+        .unwrap()
+    }
+
+    fn paper_point(nodes: i64, value: f64) -> ReportedPoint {
+        ReportedPoint {
+            table: "Table 1".into(),
+            selector: vec![("machine.nodes".into(), json!(nodes))],
+            metric: "makespan_ns".into(),
+            value,
+        }
+    }
+
+    #[test]
+    fn reported_numbers_within_tolerance_hold() {
+        let points = [paper_point(1, 101.0), paper_point(4, 24.5)];
+        let r = evaluate_reported(&reported_claim(1.0), &points, &records());
+        assert!(r.held(), "{}", r.detail);
+    }
+
+    #[test]
+    fn one_reported_number_outside_tolerance_fails_the_claim() {
+        let points = [paper_point(1, 101.0), paper_point(4, 30.0)];
+        let r = evaluate_reported(&reported_claim(1.0), &points, &records());
+        assert_eq!(r.status, Status::NotHeld, "{}", r.detail);
+        assert!(r.detail.contains("machine.nodes=4"), "{}", r.detail);
     }
 }
