@@ -222,6 +222,9 @@ impl Engine {
             machine.nodes(),
             machine.config.frames_per_node,
         );
+        if policy.acquires_ptes() {
+            mem.track_user_runs();
+        }
         let mut stats = Stats::default();
         if opts.per_page {
             stats.pages = (0..npages)
@@ -507,7 +510,7 @@ impl Engine {
                 } => {
                     // The poll that starts at or after the advance sees it; until then
                     // the op repeats, each poll a reference run that costs time.
-                    let seen = self.event_value(tid, event) >= at_least;
+                    let seen = self.event_value(self.threads[tid as usize].prog, event) >= at_least;
                     let target = (!seen).then_some((event, at_least));
                     let was = std::mem::replace(&mut self.threads[tid as usize].spin_on, target);
                     if !seen && was.is_none() && self.stuck() {
@@ -547,14 +550,9 @@ impl Engine {
     fn stuck(&self) -> bool {
         self.scheduler.next_event().is_none()
             && self.threads.iter().all(|t| {
-                let spins_in_vain = t.spin_on.is_some_and(|(e, v)| {
-                    self.progs[t.prog as usize]
-                        .events
-                        .get(e as usize)
-                        .copied()
-                        .unwrap_or(0)
-                        < v
-                });
+                let spins_in_vain = t
+                    .spin_on
+                    .is_some_and(|(e, v)| self.event_value(t.prog, e) < v);
                 t.status != Status::Ready || spins_in_vain || t.proc.is_none()
             })
     }
@@ -567,9 +565,9 @@ impl Engine {
         Ok(())
     }
 
-    fn event_value(&self, tid: u32, event: u32) -> u32 {
-        let pi = self.threads[tid as usize].prog as usize;
-        self.progs[pi]
+    /// Program `prog`'s event count `event` (0 until first advanced).
+    fn event_value(&self, prog: u32, event: u32) -> u32 {
+        self.progs[prog as usize]
             .events
             .get(event as usize)
             .copied()

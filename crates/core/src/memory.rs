@@ -198,7 +198,7 @@ impl Memory {
             pages: vec![PageState::default(); npages],
             mappings: vec![Mapping::default(); npages * nodes],
             pte_locked_until: vec![Ns::ZERO; npages * nodes],
-            pte_users: vec![UserRun::default(); npages * nodes],
+            pte_users: Vec::new(),
             pte_delays: Vec::new(),
             free_frames: vec![frames; nodes],
         }
@@ -239,20 +239,27 @@ impl Memory {
         *slot = (*slot).max(until);
     }
 
-    pub(crate) fn set_pte_lock(&mut self, p: Vpn, n: NodeId, until: Ns) {
-        self.pte_locked_until[p.idx() * self.nodes + n.idx()] = until;
+    /// Starts keeping the last user run through every page-table-entry copy (only runs
+    /// whose policy takes entry copies need it, so the others pay nothing).
+    pub(crate) fn track_user_runs(&mut self) {
+        self.pte_users = vec![UserRun::default(); self.pages.len() * self.nodes];
     }
 
-    /// Records a run of user references from node `n` to page `p`.
+    /// Records a run of user references from node `n` to page `p`, when tracked.
     #[inline]
     pub(crate) fn record_user_run(&mut self, p: Vpn, n: NodeId, run: UserRun) {
-        self.pte_users[p.idx() * self.nodes + n.idx()] = run;
+        if let Some(slot) = self.pte_users.get_mut(p.idx() * self.nodes + n.idx()) {
+            *slot = run;
+        }
     }
 
-    /// The last run of user references from node `n` to page `p`.
+    /// The last run of user references from node `n` to page `p` (none when untracked).
     #[inline]
     pub(crate) fn user_run(&self, p: Vpn, n: NodeId) -> UserRun {
-        self.pte_users[p.idx() * self.nodes + n.idx()]
+        self.pte_users
+            .get(p.idx() * self.nodes + n.idx())
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Delays thread `thread` by `d` the next time it runs (a page-table-entry copy it was

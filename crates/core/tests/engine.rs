@@ -1,7 +1,10 @@
 //! Engine behaviour on small machines: accounting identities, determinism, the action API,
 //! synchronisation, schedulers, and the NUMA effects the papers build on.
 
-use numaplace_core::machine::{Costs, MachineConfig, Topology};
+mod common;
+
+use common::{engine, toy_machine, Script};
+use numaplace_core::machine::{MachineConfig, Topology};
 use numaplace_core::memory::{Access, Layout};
 use numaplace_core::policy::{
     Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Fault, StaticConfig, StaticPlacement,
@@ -10,42 +13,7 @@ use numaplace_core::sched::{SchedulerConfig, ScriptAction, ScriptEvent, Scripted
 use numaplace_core::workload::{
     JacobiConfig, MatvecConfig, Op, PageLayout, Program, Variant, WorkloadConfig,
 };
-use numaplace_core::{
-    Engine, EngineOptions, Machine, NodeId, Ns, Policy, PolicyConfig, RunConfig, SimError, Stats,
-    Vpn,
-};
-
-/// Two nodes, one processor each, 64-byte pages of 16 four-byte words.
-fn toy_machine() -> MachineConfig {
-    MachineConfig {
-        preset: "toy".into(),
-        description: "two-node toy".into(),
-        nodes: 2,
-        procs_per_node: 1,
-        frames_per_node: 64,
-        page_size_bytes: 64,
-        word_size_bytes: 4,
-        topology: Topology::Uniform,
-        costs: Costs {
-            local_read_ns: 10,
-            local_write_ns: 12,
-            remote_read_ns: 50,
-            remote_write_ns: 60,
-            cached_read_ns: None,
-            page_fault_ns: 100,
-            migrate_fixed_ns: 1000,
-            replicate_fixed_ns: 800,
-            block_transfer_per_word_ns: 2,
-            coherency_fault_fixed_ns: 500,
-            coherency_per_copy_ns: 50,
-            shootdown_per_node_ns: 30,
-            pte_lock_ns: 5,
-            pte_examine_ns: 3,
-            module_service_ns: 10,
-        },
-        contention: false,
-    }
-}
+use numaplace_core::{Machine, NodeId, Ns, Policy, PolicyConfig, RunConfig, SimError, Stats, Vpn};
 
 /// A 16-node machine with the Butterfly Plus's local and remote read costs and cheap faults.
 fn sixteen_nodes() -> MachineConfig {
@@ -252,21 +220,6 @@ impl Policy for MigrateOnFault {
         ctx.migrate(f.vpn, NodeId(1)).expect("node 1 has frames");
         ctx.map_nearest(f.vpn, f.node, Access::Read);
     }
-}
-
-fn engine(program: Box<dyn Program>, policy: Box<dyn Policy>, machine: MachineConfig) -> Engine {
-    Engine::new(
-        Machine::new(machine).unwrap(),
-        vec![program],
-        policy,
-        SchedulerConfig::default().build(),
-        EngineOptions {
-            seed: 1,
-            per_page: true,
-            series_interval: None,
-        },
-    )
-    .unwrap()
 }
 
 #[test]
@@ -493,51 +446,17 @@ fn program_placement_falls_back_for_pages_the_program_does_not_place() {
     assert!(wrong.is_empty(), "{wrong:?}");
 }
 
-/// Thread 0 spins on event count 0 reaching 1; thread 1 finishes without advancing it.
-struct SpinForever {
-    layout: Layout,
-    given: [bool; 2],
-}
-
-impl Program for SpinForever {
-    fn name(&self) -> &str {
-        "spin-forever"
-    }
-    fn threads(&self) -> u32 {
-        2
-    }
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
-    fn placement_hints(&self) -> &[Option<u32>] {
-        &[]
-    }
-    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
-        if std::mem::replace(&mut self.given[t as usize], true) {
-            return;
-        }
-        if t == 0 {
-            out.push(Op::Spin {
-                vpn: Vpn(0),
-                write: false,
-                count: 1,
-                event: 0,
-                at_least: 1,
-            });
-        } else {
-            out.push(Op::Compute(Ns(500)));
-        }
-    }
-}
-
 #[test]
 fn spinning_on_an_event_count_nobody_can_advance_is_a_deadlock_error() {
-    let mut layout = Layout::new();
-    layout.alloc("flag", 16, 4, 64);
-    let program = SpinForever {
-        layout,
-        given: [false; 2],
+    // Thread 0 spins on event count 0 reaching 1; thread 1 finishes without advancing it.
+    let spin = Op::Spin {
+        vpn: Vpn(0),
+        write: false,
+        count: 1,
+        event: 0,
+        at_least: 1,
     };
+    let program = Script::new(1, vec![vec![spin], vec![Op::Compute(Ns(500))]]);
     let err = engine(Box::new(program), Box::new(MigrateOnFault), toy_machine())
         .run()
         .unwrap_err();

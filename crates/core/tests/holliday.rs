@@ -1,92 +1,31 @@
 //! Holliday's migration daemon and Foresight on a two-node toy machine, and the workloads
 //! of the paper on small sizes.
 
-use numaplace_core::machine::{Costs, MachineConfig, Topology};
-use numaplace_core::memory::Layout;
+mod common;
+
+use common::Script;
+use numaplace_core::machine::MachineConfig;
 use numaplace_core::policy::{
     ForesightConfig, HollidayConfig, HollidayDaemon, StaticConfig, StaticPlacement,
 };
 use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::workload::{
-    MatvecSparseConfig, MatvecSyntheticConfig, Op, Program, SparseRows, SurfaceWaveConfig,
-    WorkloadConfig,
+    MatvecSparseConfig, MatvecSyntheticConfig, Op, SparseRows, SurfaceWaveConfig, WorkloadConfig,
 };
-use numaplace_core::{
-    Engine, EngineOptions, HistoryMode, Machine, Ns, PolicyConfig, RunConfig, Stats, Vpn,
-};
+use numaplace_core::{HistoryMode, Machine, Ns, PolicyConfig, RunConfig, Stats};
 use std::sync::Arc;
 
-/// Two nodes with two processors each (threads 0 and 1 on node 0, thread 2 on node 1, the
-/// daemon on the last processor), 64-byte pages.
+/// The toy machine with two processors per node: threads 0 and 1 on node 0, thread 2 on
+/// node 1, the daemon on the last processor.
 fn toy_machine() -> MachineConfig {
     MachineConfig {
-        preset: "toy".into(),
-        description: "two-node toy".into(),
-        nodes: 2,
         procs_per_node: 2,
-        frames_per_node: 64,
-        page_size_bytes: 64,
-        word_size_bytes: 4,
-        topology: Topology::Uniform,
-        costs: Costs {
-            local_read_ns: 10,
-            local_write_ns: 10,
-            remote_read_ns: 50,
-            remote_write_ns: 50,
-            cached_read_ns: None,
-            page_fault_ns: 100,
-            migrate_fixed_ns: 1000,
-            replicate_fixed_ns: 800,
-            block_transfer_per_word_ns: 2,
-            coherency_fault_fixed_ns: 500,
-            coherency_per_copy_ns: 50,
-            shootdown_per_node_ns: 30,
-            pte_lock_ns: 5,
-            pte_examine_ns: 3,
-            module_service_ns: 10,
-        },
-        contention: false,
-    }
-}
-
-/// Three threads, each running its own list of operations on a one-page address space.
-struct Script {
-    layout: Layout,
-    ops: Vec<Vec<Op>>,
-}
-
-impl Script {
-    fn new(ops: Vec<Vec<Op>>) -> Script {
-        let mut layout = Layout::new();
-        layout.alloc("x", 16, 4, 64);
-        Script { layout, ops }
-    }
-}
-
-impl Program for Script {
-    fn name(&self) -> &str {
-        "script"
-    }
-    fn threads(&self) -> u32 {
-        self.ops.len() as u32
-    }
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
-    fn placement_hints(&self) -> &[Option<u32>] {
-        &[]
-    }
-    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
-        out.append(&mut self.ops[t as usize]);
+        ..common::toy_machine()
     }
 }
 
 fn read(count: u32) -> Op {
-    Op::Ref {
-        vpn: Vpn(0),
-        write: false,
-        count,
-    }
+    common::read(0, count)
 }
 
 fn ms(x: u64) -> Op {
@@ -110,20 +49,12 @@ fn run_daemon(ops: Vec<Vec<Op>>, history: HistoryMode, blocking_ns: u64) -> Stat
             ..Default::default()
         },
     };
-    let machine = Machine::new(toy_machine()).unwrap();
-    let policy = HollidayDaemon::new(config, &machine).unwrap();
-    Engine::new(
-        machine,
-        vec![Box::new(Script::new(ops))],
+    let policy = HollidayDaemon::new(config, &Machine::new(toy_machine()).unwrap()).unwrap();
+    common::engine(
+        Box::new(Script::new(1, ops)),
         Box::new(policy),
-        SchedulerConfig::default().build(),
-        EngineOptions {
-            seed: 1,
-            per_page: true,
-            series_interval: None,
-        },
+        toy_machine(),
     )
-    .unwrap()
     .run()
     .unwrap()
 }

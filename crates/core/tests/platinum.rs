@@ -1,100 +1,20 @@
 //! The coherent-memory mechanism and the `platinum` policy on a two-node toy machine, one
 //! behaviour per test.
 
-use numaplace_core::machine::{Costs, MachineConfig, Topology};
-use numaplace_core::memory::Layout;
-use numaplace_core::policy::{PlatinumConfig, PlatinumPolicy};
-use numaplace_core::sched::SchedulerConfig;
-use numaplace_core::workload::{Op, Program};
-use numaplace_core::{Engine, EngineOptions, Machine, Ns, Stats, Vpn};
+mod common;
 
-/// Two nodes, one processor each, 64-byte pages of 16 four-byte words.
+use common::{engine, read, toy_machine, wait, write, Script};
+use numaplace_core::machine::MachineConfig;
+use numaplace_core::policy::{PlatinumConfig, PlatinumPolicy};
+use numaplace_core::workload::Op;
+use numaplace_core::{Machine, Stats, Vpn};
+
+/// The toy machine with 8 frames per node, so full nodes are easy to make.
 fn toy() -> MachineConfig {
     MachineConfig {
-        preset: "toy".into(),
-        description: "two-node toy".into(),
-        nodes: 2,
-        procs_per_node: 1,
         frames_per_node: 8,
-        page_size_bytes: 64,
-        word_size_bytes: 4,
-        topology: Topology::Uniform,
-        costs: Costs {
-            local_read_ns: 10,
-            local_write_ns: 12,
-            remote_read_ns: 50,
-            remote_write_ns: 60,
-            cached_read_ns: None,
-            page_fault_ns: 100,
-            migrate_fixed_ns: 1000,
-            replicate_fixed_ns: 800,
-            block_transfer_per_word_ns: 2,
-            coherency_fault_fixed_ns: 500,
-            coherency_per_copy_ns: 50,
-            shootdown_per_node_ns: 30,
-            pte_lock_ns: 5,
-            pte_examine_ns: 3,
-            module_service_ns: 10,
-        },
-        contention: false,
+        ..toy_machine()
     }
-}
-
-/// A program whose threads run fixed operation lists over `pages` pages.
-struct Script {
-    layout: Layout,
-    ops: Vec<Vec<Op>>,
-    done: Vec<bool>,
-}
-
-impl Script {
-    fn new(pages: u64, ops: Vec<Vec<Op>>) -> Script {
-        let mut layout = Layout::new();
-        layout.alloc("data", pages * 16, 4, 64);
-        let done = vec![false; ops.len()];
-        Script { layout, ops, done }
-    }
-}
-
-impl Program for Script {
-    fn name(&self) -> &str {
-        "script"
-    }
-    fn threads(&self) -> u32 {
-        self.ops.len() as u32
-    }
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
-    fn placement_hints(&self) -> &[Option<u32>] {
-        &[]
-    }
-    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
-        if !self.done[t as usize] {
-            self.done[t as usize] = true;
-            out.extend_from_slice(&self.ops[t as usize]);
-        }
-    }
-}
-
-fn read(page: u32, count: u32) -> Op {
-    Op::Ref {
-        vpn: Vpn(page),
-        write: false,
-        count,
-    }
-}
-
-fn write(page: u32, count: u32) -> Op {
-    Op::Ref {
-        vpn: Vpn(page),
-        write: true,
-        count,
-    }
-}
-
-fn wait(ns: u64) -> Op {
-    Op::Compute(Ns(ns))
 }
 
 fn run_with(
@@ -103,22 +23,10 @@ fn run_with(
     pages: u64,
     ops: Vec<Vec<Op>>,
 ) -> Stats {
-    let m = Machine::new(machine).unwrap();
-    let policy = PlatinumPolicy::new(config, &m).unwrap();
-    Engine::new(
-        m,
-        vec![Box::new(Script::new(pages, ops))],
-        Box::new(policy),
-        SchedulerConfig::default().build(),
-        EngineOptions {
-            seed: 1,
-            per_page: true,
-            series_interval: None,
-        },
-    )
-    .unwrap()
-    .run()
-    .unwrap()
+    let policy = PlatinumPolicy::new(config, &Machine::new(machine.clone()).unwrap()).unwrap();
+    engine(Box::new(Script::new(pages, ops)), Box::new(policy), machine)
+        .run()
+        .unwrap()
 }
 
 fn no_defrost() -> PlatinumConfig {

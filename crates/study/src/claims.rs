@@ -299,15 +299,17 @@ pub fn validate(claim: &Claim) -> Result<(), String> {
     Ok(())
 }
 
-/// Speedup of `op` along `over`: its mean at the smallest value of `over` among its runs
-/// over its mean at `at`.
-fn speedup_of(
-    records: &[Record],
-    op: &Operand,
-    over: &str,
-    at: &Value,
-    default_metric: &str,
-) -> Result<(f64, Value), String> {
+/// Whether `l` and `r` stand as `expect` says (`less`, otherwise greater), and the sign.
+fn compared(expect: Option<Expect>, l: f64, r: f64) -> (bool, &'static str) {
+    if expect == Some(Expect::Less) {
+        (l < r, "<")
+    } else {
+        (l > r, ">")
+    }
+}
+
+/// The distinct values of field `over` among the runs `op` selects, ascending.
+fn values_of(records: &[Record], op: &Operand, over: &str) -> Vec<Value> {
     let sel = selector_json(op);
     let mut xs: Vec<Value> = Vec::new();
     for r in records.iter().filter(|r| r.matches(&sel)) {
@@ -318,6 +320,19 @@ fn speedup_of(
         }
     }
     xs.sort_by(compare_values);
+    xs
+}
+
+/// Speedup of `op` along `over`: its mean at the smallest value of `over` among its runs
+/// over its mean at `at`.
+fn speedup_of(
+    records: &[Record],
+    op: &Operand,
+    over: &str,
+    at: &Value,
+    default_metric: &str,
+) -> Result<(f64, Value), String> {
+    let xs = values_of(records, op, over);
     let base = xs
         .first()
         .cloned()
@@ -481,15 +496,7 @@ pub fn evaluate(claim: &Claim, records: &[Record], default_metric: &str) -> Clai
                     fmt_num(r)
                 );
                 if claim.kind == ClaimKind::Compare {
-                    let ok = match claim.expect {
-                        Some(Expect::Less) => l < r,
-                        _ => l > r,
-                    };
-                    let want = if claim.expect == Some(Expect::Less) {
-                        "<"
-                    } else {
-                        ">"
-                    };
+                    let (ok, want) = compared(claim.expect, l, r);
                     return Ok((ok, format!("{base}; expected left {want} right")));
                 }
                 if r == 0.0 {
@@ -550,33 +557,13 @@ pub fn evaluate(claim: &Claim, records: &[Record], default_metric: &str) -> Clai
                     ));
                     return Ok((within(l / r, claim.at_least, claim.at_most), detail));
                 }
-                let ok = match claim.expect {
-                    Some(Expect::Less) => l < r,
-                    _ => l > r,
-                };
-                detail.push_str(&format!(
-                    "; expected left {} right",
-                    if claim.expect == Some(Expect::Less) {
-                        "<"
-                    } else {
-                        ">"
-                    }
-                ));
+                let (ok, want) = compared(claim.expect, l, r);
+                detail.push_str(&format!("; expected left {want} right"));
                 Ok((ok, detail))
             }
             ClaimKind::Trend => {
                 let over = claim.over.as_deref().ok_or("missing over")?;
-                // Values of the `over` field among the left runs, ascending.
-                let left_sel = selector_json(&claim.left);
-                let mut xs: Vec<Value> = Vec::new();
-                for r in records.iter().filter(|r| r.matches(&left_sel)) {
-                    if let Some(v) = r.field(over) {
-                        if !xs.iter().any(|x| crate::value::values_equal(x, &v)) {
-                            xs.push(v);
-                        }
-                    }
-                }
-                xs.sort_by(compare_values);
+                let xs = values_of(records, &claim.left, over);
                 if xs.len() < 2 {
                     return Err(format!(
                         "a trend needs at least 2 values of `{over}` among the left runs, found {}",

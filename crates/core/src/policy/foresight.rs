@@ -55,6 +55,10 @@ impl Policy for Foresight {
         "foresight"
     }
 
+    fn acquires_ptes(&self) -> bool {
+        true
+    }
+
     fn initial_placement(
         &mut self,
         machine: &Machine,

@@ -164,6 +164,10 @@ impl Policy for HollidayDaemon {
         self.config.history
     }
 
+    fn acquires_ptes(&self) -> bool {
+        true
+    }
+
     fn initial_placement(
         &mut self,
         machine: &Machine,

@@ -129,6 +129,13 @@ pub trait Policy {
         HistoryMode::None
     }
 
+    /// Whether the policy takes page-table-entry copies with [`Ctx::acquire_pte`]; only
+    /// then does the engine keep the user run through each copy that an acquisition
+    /// must wait for.
+    fn acquires_ptes(&self) -> bool {
+        false
+    }
+
     /// Called once before time 0, after initial placement.
     fn init(&mut self, _ctx: &mut Ctx) {}
 
@@ -635,8 +642,6 @@ impl<'a> Ctx<'a> {
                 user = Some(run.thread);
             }
         }
-        // Nobody else may take the entry from here until the release sets the real end.
-        self.mem.lock_pte(vpn, n, Ns(u64::MAX));
         self.cost += got - at;
         self.cost += Ns(self.machine.costs().pte_lock_ns);
         PteHold {
@@ -651,7 +656,7 @@ impl<'a> Ctx<'a> {
     /// whose run was interrupted is delayed until then.
     pub fn release_pte(&mut self, hold: PteHold) {
         let end = self.now + self.cost;
-        self.mem.set_pte_lock(hold.vpn, hold.node, end);
+        self.mem.lock_pte(hold.vpn, hold.node, end);
         if let Some(t) = hold.user {
             self.mem.delay_thread(t, end - hold.acquired);
         }
