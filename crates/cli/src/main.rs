@@ -27,7 +27,22 @@ enum Command {
     /// Machine presets.
     Machine {
         #[command(subcommand)]
-        command: MachineCommand,
+        command: ShowCommand,
+    },
+    /// Workloads.
+    Workload {
+        #[command(subcommand)]
+        command: ShowCommand,
+    },
+    /// Placement policies.
+    Policy {
+        #[command(subcommand)]
+        command: ShowCommand,
+    },
+    /// Schedulers.
+    Scheduler {
+        #[command(subcommand)]
+        command: ShowCommand,
     },
     /// Run an experiment spec: every combination of its axes and trials, in parallel,
     /// appending each finished run to a JSON Lines results file.
@@ -51,10 +66,11 @@ enum Command {
 }
 
 #[derive(Subcommand, Debug)]
-enum MachineCommand {
-    /// Print a preset's resolved values as TOML.
+enum ShowCommand {
+    /// Print a component's resolved values as a TOML run configuration section, which
+    /// `numaplace run --config FILE` reads back to the same run.
     Show {
-        /// Preset name (see `numaplace list`).
+        /// Its name (see `numaplace list`).
         name: String,
         /// Overrides, e.g. `--set nodes=4`.
         #[arg(long = "set", value_name = "FIELD=VALUE")]
@@ -88,6 +104,29 @@ struct RunArgs {
     /// Print the per-page report for this many pages (most faults first).
     #[arg(long, default_value_t = 0)]
     pages: usize,
+    /// Print the resource estimate (memory, operations) and exit without running.
+    #[arg(long)]
+    estimate: bool,
+    /// Run even when the estimate exceeds the memory or operation limits.
+    #[arg(long)]
+    force: bool,
+    /// Memory a run may need (default: 80% of what the host has available), e.g. `16GB`.
+    #[arg(long, value_name = "SIZE", value_parser = numaplace_harness::limits::parse_bytes)]
+    max_memory: Option<u64>,
+    /// Operations a run may simulate without --force (default 2e10).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    max_ops: Option<u64>,
+}
+
+fn parse_count(s: &str) -> Result<u64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a count such as 5e9"))?;
+    if !v.is_finite() || v < 1.0 || v > u64::MAX as f64 {
+        return Err(format!("`{s}`: expected a count of at least 1"));
+    }
+    Ok(v as u64)
 }
 
 #[derive(Args, Debug)]
@@ -217,10 +256,39 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     Ok((i, n))
 }
 
-/// An error with the exit code it deserves: 2 for bad input, 1 for anything else.
+/// An error with the exit code it deserves: 2 for bad input, 1 for anything else, 0 for
+/// a reader that went away (a closed pipe ends the program quietly).
 struct Failure {
     code: u8,
     err: anyhow::Error,
+}
+
+impl Failure {
+    fn closed_pipe() -> Failure {
+        Failure {
+            code: 0,
+            err: anyhow::anyhow!("standard output closed"),
+        }
+    }
+}
+
+/// Writes `text` to standard output; a closed pipe (`numaplace list | head -1`) ends the
+/// program quietly with success instead of a panic.
+fn out(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    o.write_all(text.as_bytes())
+        .and_then(|()| o.flush())
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                Failure::closed_pipe()
+            } else {
+                Failure {
+                    code: 1,
+                    err: anyhow::Error::new(e).context("writing to standard output"),
+                }
+            }
+        })
 }
 
 impl From<anyhow::Error> for Failure {
@@ -247,6 +315,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(f) if f.code == 0 => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("numaplace: {:#}", f.err);
             ExitCode::from(f.code)
@@ -257,34 +326,64 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Run(a) => run(a),
-        Command::List => {
-            list();
-            Ok(())
-        }
+        Command::List => list(),
         Command::Machine {
-            command: MachineCommand::Show { name, sets },
+            command: ShowCommand::Show { name, sets },
         } => machine_show(&name, &sets),
+        Command::Workload {
+            command: ShowCommand::Show { name, sets },
+        } => section_show("workload", &name, &sets),
+        Command::Policy {
+            command: ShowCommand::Show { name, sets },
+        } => section_show("policy", &name, &sets),
+        Command::Scheduler {
+            command: ShowCommand::Show { name, sets },
+        } => section_show("scheduler", &name, &sets),
         Command::Sweep(a) => sweep(a),
         Command::Report(a) => report(a),
         Command::Reproduce(a) => reproduce(a),
         Command::Breakeven(a) => breakeven(a),
-        Command::Bench { json, reps } => {
-            bench(json, reps);
-            Ok(())
-        }
+        Command::Bench { json, reps } => bench(json, reps),
     }
 }
 
-fn read_config(path: &PathBuf) -> Result<(String, toml::Table), Failure> {
+fn read_text(path: &PathBuf) -> Result<(String, String), Failure> {
     let origin = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| UserError::new(format!("{origin}: cannot read: {e}")))?;
-    let table = numaplace_harness::resolve::parse_file(&origin, &text)?;
-    Ok((origin, table))
+    Ok((origin, text))
+}
+
+/// Set by the first Ctrl-C (or TERM): the run stops at its next check and reports what it
+/// has; a second one ends the program at once.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn install_stop_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+}
+
+/// Shows a run's progress on a terminal and passes on a stop request.
+struct RunMonitor {
+    bar: indicatif::ProgressBar,
+}
+
+impl numaplace_core::Monitor for RunMonitor {
+    fn progress(&mut self, p: numaplace_core::Progress) -> bool {
+        if self.bar.length().is_some_and(|l| p.ops > l) {
+            self.bar.set_length(p.ops);
+        }
+        self.bar.set_position(p.ops);
+        self.bar
+            .set_message(format!("simulated {:.6} s", p.now.0 as f64 * 1e-9));
+        !STOP.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 fn run(a: RunArgs) -> Result<(), Failure> {
-    let file = a.config.as_ref().map(read_config).transpose()?;
     let ov = Overrides {
         machine: a.machine,
         workload: a.workload,
@@ -292,46 +391,160 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         seed: a.seed,
         sets: a.sets,
     };
-    let cfg = resolve(file.as_ref().map(|(o, t)| (o.as_str(), t.clone())), &ov)?;
-    let out = numaplace_harness::run_to_json(&cfg).map_err(|e| match e {
+    let cfg = match &a.config {
+        Some(path) => {
+            let (origin, text) = read_text(path)?;
+            numaplace_harness::resolve_text(&origin, &text, &ov)?
+        }
+        None => resolve(None, &ov)?,
+    };
+    let mut limits = if a.force {
+        numaplace_harness::Limits::none()
+    } else {
+        numaplace_harness::Limits::from_host()
+    };
+    if let Some(b) = a.max_memory {
+        limits.max_bytes = b;
+        limits.bytes_source = "--max-memory".into();
+    }
+    if let Some(n) = a.max_ops {
+        limits.max_ops = n;
+    }
+    if a.estimate {
+        let est = numaplace_harness::limits::estimate(&cfg)?;
+        return out(&text::estimate_summary(&est, &limits));
+    }
+    let est = numaplace_harness::admit(&cfg, &limits)?;
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(est.ops.max(1)),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{wide_bar}] {pos}/{len} ops (estimate), {msg}, eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    install_stop_handler();
+    let monitor = Box::new(RunMonitor { bar: bar.clone() });
+    let result = numaplace_harness::run_to_json_monitored(&cfg, Some((monitor, 1 << 16)));
+    bar.finish_and_clear();
+    let result = result.map_err(|e| match e {
         SimError::Config(c) => Failure::from(UserError::new(format!("invalid configuration: {c}"))),
+        e @ SimError::TimeOverflow { .. } => Failure::from(UserError::new(e.to_string())),
         other => Failure::from(anyhow::Error::new(other).context("simulation failed")),
     })?;
-    print!("{}", text::run_summary(&cfg, &out.stats));
+    let mut report = text::run_summary(&cfg, &result.stats);
     if a.pages > 0 {
-        print!("{}", text::page_report(&out.stats, &out.page_data, a.pages));
+        report.push_str(&text::page_report(
+            &result.stats,
+            &result.page_data,
+            a.pages,
+        ));
+    }
+    let json_to_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if json_to_stdout {
+        // Standard output carries only the JSON; the table goes to standard error.
+        eprint!("{report}");
+    } else {
+        out(&report)?;
     }
     if let Some(path) = a.json {
-        let body = serde_json::to_string_pretty(&out.json).context("serialising the result")?;
-        if path.as_os_str() == "-" {
-            println!("{body}");
+        let body = serde_json::to_string_pretty(&result.json).context("serialising the result")?;
+        if json_to_stdout {
+            out(&(body + "\n"))?;
         } else {
             std::fs::write(&path, body + "\n")
                 .with_context(|| format!("writing {}", path.display()))?;
         }
     }
+    if result.stats.partial {
+        return Err(Failure {
+            code: 130,
+            err: anyhow::anyhow!(
+                "stopped at {:.6} s of simulated time: the statistics above are partial",
+                result.stats.makespan_ns as f64 * 1e-9
+            ),
+        });
+    }
     Ok(())
 }
 
-fn list() {
-    println!("machines:");
+fn list() -> Result<(), Failure> {
+    let mut o = String::from("machines:\n");
     for name in presets::names() {
-        let t = presets::preset_table(name).expect("built-in presets parse");
+        let t = presets::preset_table(name)?;
         let d = t.get("description").and_then(|d| d.as_str()).unwrap_or("");
-        println!("  {name:<18} {d}");
+        o.push_str(&format!("  {name:<18} {d}\n"));
     }
-    println!("workloads:");
+    o.push_str("workloads:\n");
     for w in WorkloadConfig::all() {
-        println!("  {:<18} {}", w.kind(), w.describe());
+        o.push_str(&format!("  {:<18} {}\n", w.kind(), w.describe()));
     }
-    println!("policies:");
+    o.push_str("policies:\n");
     for p in PolicyConfig::all() {
-        println!("  {:<18} {}", p.kind(), p.describe());
+        o.push_str(&format!("  {:<18} {}\n", p.kind(), p.describe()));
     }
-    println!("schedulers:");
+    o.push_str("schedulers:\n");
     for s in SchedulerConfig::all() {
-        println!("  {:<18} {}", s.kind(), s.describe());
+        o.push_str(&format!("  {:<18} {}\n", s.kind(), s.describe()));
     }
+    out(&o)
+}
+
+/// Prints `[section]` of a run configuration for the component `name` with `sets`
+/// applied: the defaults of every parameter, readable back by `run --config`.
+fn section_show(section: &str, name: &str, sets: &[String]) -> Result<(), Failure> {
+    let defaults: Vec<(String, toml::Value)> = match section {
+        "workload" => WorkloadConfig::all()
+            .into_iter()
+            .map(|c| (c.kind().to_string(), toml::Value::try_from(c)))
+            .map(|(k, v)| (k, v.unwrap_or(toml::Value::Boolean(false))))
+            .collect(),
+        "policy" => PolicyConfig::all()
+            .into_iter()
+            .map(|c| (c.kind().to_string(), toml::Value::try_from(c)))
+            .map(|(k, v)| (k, v.unwrap_or(toml::Value::Boolean(false))))
+            .collect(),
+        _ => SchedulerConfig::all()
+            .into_iter()
+            .map(|c| (c.kind().to_string(), toml::Value::try_from(c)))
+            .map(|(k, v)| (k, v.unwrap_or(toml::Value::Boolean(false))))
+            .collect(),
+    };
+    let kinds: Vec<&str> = defaults.iter().map(|(k, _)| k.as_str()).collect();
+    let Some(toml::Value::Table(base)) = defaults
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+    else {
+        return Err(UserError::new(format!(
+            "no {section} `{name}`; known: {}",
+            kinds.join(", ")
+        ))
+        .into());
+    };
+    let mut doc = toml::Table::new();
+    doc.insert(section.into(), toml::Value::Table(base));
+    for s in sets {
+        let prefixed = format!("{section}.{}", s.trim());
+        numaplace_harness::resolve::apply_set(&mut doc, &prefixed)?;
+    }
+    // Resolve it as a run would, so what is printed is valid and complete.
+    let text = toml::to_string(&doc).context("serialising the section")?;
+    let cfg = numaplace_harness::resolve_text("(shown)", &text, &Overrides::default())?;
+    let mut shown = toml::Table::new();
+    let value = match section {
+        "workload" => toml::Value::try_from(&cfg.workload),
+        "policy" => toml::Value::try_from(&cfg.policy),
+        _ => toml::Value::try_from(&cfg.scheduler),
+    }
+    .context("serialising the section")?;
+    shown.insert(section.into(), value);
+    let body = toml::to_string_pretty(&shown).context("serialising the section")?;
+    out(&format!(
+        "# {section} `{name}`: every parameter with its value; `numaplace run --config FILE` reads this\n{body}"
+    ))
 }
 
 fn machine_show(name: &str, sets: &[String]) -> Result<(), Failure> {
@@ -342,10 +555,18 @@ fn machine_show(name: &str, sets: &[String]) -> Result<(), Failure> {
     let cfg: MachineConfig = serde_path_to_error_free(table)?;
     let m =
         Machine::new(cfg.clone()).map_err(|e| UserError::new(format!("machine {name}: {e}")))?;
-    print!("{}", text::machine_summary(&m));
-    let body = toml::to_string_pretty(&cfg).context("serialising the machine")?;
-    println!("{body}");
-    Ok(())
+    let mut doc = toml::Table::new();
+    doc.insert(
+        "machine".into(),
+        toml::Value::try_from(&cfg).context("serialising the machine")?,
+    );
+    let body = toml::to_string_pretty(&doc).context("serialising the machine")?;
+    // The summary as comments: the output is a run configuration `run --config` reads.
+    let summary: String = text::machine_summary(&m)
+        .lines()
+        .map(|l| format!("# {l}\n"))
+        .collect();
+    out(&format!("{summary}{body}"))
 }
 
 fn breakeven(a: BreakevenArgs) -> Result<(), Failure> {
@@ -362,17 +583,15 @@ fn breakeven(a: BreakevenArgs) -> Result<(), Failure> {
     }
     if a.json {
         let v = numaplace_harness::analysis::breakeven_json(&m, a.numerator, a.slope)?;
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).context("serialising the analysis")?
-        );
+        let body = serde_json::to_string_pretty(&v).context("serialising the analysis")?;
+        out(&(body + "\n"))
     } else {
-        print!(
-            "{}",
-            numaplace_harness::analysis::breakeven_text(&m, a.numerator, a.slope)?
-        );
+        out(&numaplace_harness::analysis::breakeven_text(
+            &m,
+            a.numerator,
+            a.slope,
+        )?)
     }
-    Ok(())
 }
 
 fn serde_path_to_error_free(table: toml::Table) -> Result<MachineConfig, Failure> {
@@ -381,25 +600,23 @@ fn serde_path_to_error_free(table: toml::Table) -> Result<MachineConfig, Failure
         .map_err(|e| UserError::new(format!("invalid machine: {}", e.message())).into())
 }
 
-fn bench(json: bool, reps: usize) {
+fn bench(json: bool, reps: usize) -> Result<(), Failure> {
     let results = numaplace_harness::bench::run_all(reps);
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&results).expect("bench results serialise")
-        );
-        return;
+        let body = serde_json::to_string_pretty(&results).context("serialising the results")?;
+        return out(&(body + "\n"));
     }
-    println!(
-        "{:<44} {:>14} {:>12} {:>10} {:>16} {:>14}",
+    let mut o = format!(
+        "{:<44} {:>14} {:>12} {:>10} {:>16} {:>14}\n",
         "scenario", "refs", "ops", "seconds", "refs/s", "ops/s"
     );
     for r in results {
-        println!(
-            "{:<44} {:>14} {:>12} {:>10.4} {:>16.3e} {:>14.3e}",
+        o.push_str(&format!(
+            "{:<44} {:>14} {:>12} {:>10.4} {:>16.3e} {:>14.3e}\n",
             r.name, r.refs, r.ops, r.seconds, r.refs_per_sec, r.ops_per_sec
-        );
+        ));
     }
+    out(&o)
 }
 
 fn user(e: anyhow::Error) -> Failure {

@@ -128,7 +128,7 @@ fn unknown_machine_is_a_user_error() {
 fn unknown_workload_is_a_user_error() {
     assert_user_error(
         &numaplace(&["run", "--workload", "lu"]),
-        "unknown variant `lu`",
+        "workload.kind: unknown workload `lu`",
     );
 }
 
@@ -136,7 +136,7 @@ fn unknown_workload_is_a_user_error() {
 fn unknown_policy_is_a_user_error() {
     assert_user_error(
         &numaplace(&["run", "--policy", "lru"]),
-        "unknown variant `lru`",
+        "policy.kind: unknown policy `lru`",
     );
 }
 

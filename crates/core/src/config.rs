@@ -1,10 +1,15 @@
 //! The configuration of one run: machine, workload, policy, scheduler, seed, reporting.
 
 use crate::engine::{Engine, EngineOptions, SimError};
+use crate::error::ConfigError;
+use crate::estimate::{Estimate, Part};
+use crate::history::RefHistory;
 use crate::machine::{Machine, MachineConfig};
+use crate::memory::Memory;
 use crate::policy::PolicyConfig;
 use crate::sched::SchedulerConfig;
 use crate::stats::Stats;
+use crate::stats::{PageReport, SeriesPoint};
 use crate::types::Ns;
 use crate::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
@@ -36,6 +41,47 @@ fn default_seed() -> u64 {
     DEFAULT_SEED
 }
 
+/// Seeds cover all of `u64`, but TOML integers stop at 2^63 - 1: a seed is read from an
+/// integer or a decimal string, and written as an integer when it fits, else as a string.
+pub mod seed_format {
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
+    use std::fmt;
+
+    /// Writes `seed` as an integer when it fits in an `i64`, else as a decimal string.
+    pub fn serialize<S: Serializer>(seed: &u64, s: S) -> Result<S::Ok, S::Error> {
+        match i64::try_from(*seed) {
+            Ok(v) => s.serialize_i64(v),
+            Err(_) => s.serialize_str(&seed.to_string()),
+        }
+    }
+
+    /// Reads a seed from a non-negative integer or a decimal string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        struct SeedVisitor;
+        impl Visitor<'_> for SeedVisitor {
+            type Value = u64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a seed: an integer 0..=18446744073709551615, or one in a string")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+                Ok(v)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+                u64::try_from(v).map_err(|_| E::custom(format!("seed {v} is negative")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
+                v.trim().parse().map_err(|_| {
+                    E::custom(format!(
+                        "seed `{v}` is not an integer 0..=18446744073709551615"
+                    ))
+                })
+            }
+        }
+        d.deserialize_any(SeedVisitor)
+    }
+}
+
 /// A fully resolved run configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,8 +97,9 @@ pub struct RunConfig {
     /// The scheduler.
     #[serde(default)]
     pub scheduler: SchedulerConfig,
-    /// Seed of the run's random number generator. Default 1.
-    #[serde(default = "default_seed")]
+    /// Seed of the run's random number generator, any 64-bit value. Default 1. Seeds
+    /// above 2^63 - 1 (beyond a TOML integer) are written as strings: `seed = "18446744073709551615"`.
+    #[serde(default = "default_seed", with = "seed_format")]
     pub seed: u64,
     /// Reporting options.
     #[serde(default)]
@@ -77,6 +124,92 @@ impl RunConfig {
                 series_interval: Some(Ns(self.report.series_interval_ns)),
             },
         )
+    }
+
+    /// Validates the whole configuration and estimates what the run will allocate and
+    /// simulate, without allocating anything sized by the configuration (the machine's
+    /// node-pair tables and a policy object are built; both are small).
+    pub fn estimate(&self) -> Result<Estimate, ConfigError> {
+        let machine = Machine::new(self.machine.clone())?;
+        let fp = self.workload.footprint(&machine)?;
+        let nodes = machine.nodes() as u64;
+        let frames = machine.config.frames_per_node as u64 * nodes;
+        if fp.pages > frames {
+            return Err(ConfigError::new(
+                fp.size_field,
+                format!(
+                    "the workload needs {} pages but the machine has only {frames} frames \
+                     ({nodes} nodes x machine.frames_per_node {})",
+                    fp.pages, machine.config.frames_per_node
+                ),
+            ));
+        }
+        let policy = self.policy.build(&machine)?;
+        self.scheduler.check(&machine, fp.threads)?;
+        let pages = fp.pages;
+        let size = fp.size_field.to_string();
+        let part = |what: &'static str, field: &str, bytes: u64| Part {
+            what,
+            field: field.to_string(),
+            bytes,
+        };
+        let mut parts = vec![
+            part(
+                "page states and per-node mappings",
+                &size,
+                Memory::bytes_needed(pages, nodes, policy.acquires_ptes()),
+            ),
+            part(
+                "reference history",
+                &size,
+                RefHistory::bytes_needed(policy.history(), pages, nodes),
+            ),
+            part(
+                "fault handlers and policy per-page work",
+                &size,
+                pages.saturating_mul(24),
+            ),
+            part("workload tables", &size, fp.bytes),
+            part(
+                "threads and their generated operations",
+                &size,
+                (fp.threads as u64).saturating_mul(
+                    crate::engine::bytes_per_thread().saturating_add(
+                        fp.buffered_ops
+                            .saturating_mul(std::mem::size_of::<crate::workload::Op>() as u64),
+                    ),
+                ),
+            ),
+            // Vectors grow by doubling: twice the points' bytes bounds the capacity.
+            part(
+                "series points at iteration ends",
+                fp.ops_field,
+                fp.iterations
+                    .saturating_mul(2 * std::mem::size_of::<SeriesPoint>() as u64),
+            ),
+        ];
+        if self.report.per_page {
+            parts.push(part(
+                "per-page report",
+                "report.per_page",
+                pages.saturating_mul(std::mem::size_of::<PageReport>() as u64),
+            ));
+        }
+        if self.report.series_interval_ns > 0 {
+            parts.push(part(
+                "series points at fixed intervals",
+                "report.series_interval_ns",
+                crate::estimate::MAX_INTERVAL_POINTS
+                    .saturating_mul(2 * std::mem::size_of::<SeriesPoint>() as u64),
+            ));
+        }
+        Ok(Estimate::from_parts(
+            pages,
+            fp.threads as u64,
+            fp.ops,
+            fp.ops_field,
+            parts,
+        ))
     }
 
     /// For every page of the run (numbered as the engine numbers them: the programs'

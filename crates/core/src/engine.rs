@@ -38,6 +38,13 @@ pub enum SimError {
         /// The waiting threads.
         threads: Vec<u32>,
     },
+    /// Simulated time ran past [`TIME_LIMIT`]: some cost or count is too large to be
+    /// meaningful (the arithmetic saturates rather than wraps, and this catches it).
+    #[error("simulated time passed {} ns (about 146 years) at {at}: a cost, count or duration in the configuration is too large", TIME_LIMIT)]
+    TimeOverflow {
+        /// The last time reached before the limit.
+        at: Ns,
+    },
     /// A policy broke its contract.
     #[error("policy `{policy}`: {message}")]
     Policy {
@@ -57,6 +64,34 @@ pub struct EngineOptions {
     pub per_page: bool,
     /// Also record a series point every this many ns (besides iteration ends).
     pub series_interval: Option<Ns>,
+}
+
+/// Simulated time a run may reach (2^62 ns, about 146 years); beyond it a result would
+/// be meaningless, so the run stops with [`SimError::TimeOverflow`].
+pub const TIME_LIMIT: u64 = 1 << 62;
+
+/// Where a run is, as reported to a [`Monitor`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Simulated time of the event being handled.
+    pub now: Ns,
+    /// Operations executed so far.
+    pub ops: u64,
+    /// Events handled so far (thread steps, daemon wake-ups, scheduler changes, ticks).
+    pub events: u64,
+}
+
+/// Watches a run: called every [`Engine::set_monitor`]'s interval of work, it may show
+/// progress and may stop the run (the statistics so far are returned, marked partial).
+pub trait Monitor {
+    /// Reports progress; returns `false` to stop the run.
+    fn progress(&mut self, p: Progress) -> bool;
+}
+
+/// Heap bytes one thread of a run takes besides its buffered operations (resource
+/// estimates use it).
+pub(crate) fn bytes_per_thread() -> u64 {
+    (std::mem::size_of::<ThreadRt>() + 64) as u64
 }
 
 const DAEMON_BASE: u32 = 1 << 30;
@@ -133,6 +168,15 @@ pub struct Engine {
     changes: Vec<SchedChange>,
     /// Until when each page's fault handler is busy: faults on one page serialise.
     fault_busy: Vec<Ns>,
+    /// Time of the event being handled (for errors that happen between events).
+    now: Ns,
+    /// Events handled.
+    events: u64,
+    /// Interval points recorded so far.
+    interval_points: u64,
+    /// The watcher, and the work count (ops + events) at which it is next called.
+    monitor: Option<(Box<dyn Monitor>, u64)>,
+    next_poll: u64,
 }
 
 impl Engine {
@@ -324,6 +368,11 @@ impl Engine {
             last_point: Default::default(),
             changes: Vec::new(),
             fault_busy: vec![Ns::ZERO; npages as usize],
+            now: Ns::ZERO,
+            events: 0,
+            interval_points: 0,
+            monitor: None,
+            next_poll: u64::MAX,
             machine,
         };
         {
@@ -384,13 +433,49 @@ impl Engine {
         }
     }
 
-    /// Runs to completion and returns the statistics.
+    /// Calls `monitor` about every `every` operations or events while the run goes on.
+    pub fn set_monitor(&mut self, monitor: Box<dyn Monitor>, every: u64) {
+        let every = every.max(1);
+        self.monitor = Some((monitor, every));
+        self.next_poll = every;
+    }
+
+    /// Calls the monitor; `false` when it asks to stop.
+    #[cold]
+    fn poll(&mut self, now: Ns) -> bool {
+        let work = self.stats.ops + self.events;
+        let Some((m, every)) = &mut self.monitor else {
+            self.next_poll = u64::MAX;
+            return true;
+        };
+        self.next_poll = work.saturating_add(*every);
+        m.progress(Progress {
+            now,
+            ops: self.stats.ops,
+            events: self.events,
+        })
+    }
+
+    /// Runs to completion and returns the statistics (marked partial when a monitor
+    /// stopped the run).
     pub fn run(mut self) -> Result<Stats, SimError> {
         let total = self.threads.len();
         while self.done < total {
             let Some(Reverse((now, _, who))) = self.heap.pop() else {
-                return Err(self.deadlock(Ns(self.stats.makespan_ns)));
+                return Err(self.deadlock(self.now));
             };
+            if now.0 >= TIME_LIMIT {
+                return Err(SimError::TimeOverflow { at: self.now });
+            }
+            self.now = now;
+            self.events += 1;
+            if self.stats.ops + self.events >= self.next_poll && !self.poll(now) {
+                // The event just taken is not handled: what is reported is the run up
+                // to `now`.
+                self.stats.partial = true;
+                self.stats.makespan_ns = self.stats.makespan_ns.max(now.0);
+                return Ok(self.finish());
+            }
             if who < DAEMON_BASE {
                 let th = &mut self.threads[who as usize];
                 th.queued = false;
@@ -399,6 +484,17 @@ impl Engine {
             } else if who == SCHED_EVENT {
                 self.sched_event(now);
             } else if who == TICK_EVENT {
+                self.interval_points += 1;
+                if self.interval_points > crate::estimate::MAX_INTERVAL_POINTS {
+                    return Err(ConfigError::new(
+                        "report.series_interval_ns",
+                        format!(
+                            "more than {} interval points by {now}; choose a longer interval",
+                            crate::estimate::MAX_INTERVAL_POINTS
+                        ),
+                    )
+                    .into());
+                }
                 self.series_point(
                     u32::MAX,
                     (now.0 / self.series_interval.unwrap_or(Ns(1)).0) as u32,
@@ -412,6 +508,9 @@ impl Engine {
                 self.daemon_step((who - DAEMON_BASE) as usize, now);
                 self.check_progress(now)?;
             }
+        }
+        if self.stats.makespan_ns >= TIME_LIMIT {
+            return Err(SimError::TimeOverflow { at: self.now });
         }
         Ok(self.finish())
     }
@@ -535,6 +634,12 @@ impl Engine {
             };
             match self.heap.peek() {
                 Some(Reverse((t, _, _))) if *t <= next => {
+                    self.queue_thread(tid, next);
+                    return Ok(());
+                }
+                // Running ahead yields to the event loop when a monitor is due (or time
+                // ran out), so progress shows and a stop request is honoured.
+                _ if self.stats.ops + self.events >= self.next_poll || next.0 >= TIME_LIMIT => {
                     self.queue_thread(tid, next);
                     return Ok(());
                 }

@@ -94,6 +94,17 @@ impl RefHistory {
         }
     }
 
+    /// Heap bytes [`RefHistory::new`] allocates (resource estimates use it).
+    pub fn bytes_needed(mode: HistoryMode, npages: u64, nodes: u64) -> u64 {
+        let per_node = npages.saturating_mul(nodes);
+        match mode {
+            HistoryMode::None => 0,
+            HistoryMode::Usage => per_node.saturating_mul(4),
+            HistoryMode::RefBit => npages.saturating_mul(8),
+            HistoryMode::Aging(_) => npages.saturating_mul(8).saturating_add(per_node),
+        }
+    }
+
     /// The mechanism.
     pub fn mode(&self) -> HistoryMode {
         self.mode

@@ -148,6 +148,20 @@ impl Machine {
                 "local read and write costs must be positive".into(),
             );
         }
+        // The same rule on every topology: a remote access never costs less than a local
+        // one (a distance matrix scales between the two, so a reversed pair would make
+        // nearer nodes dearer than farther ones).
+        for (field, local, remote) in [
+            ("costs.remote_read_ns", c.local_read_ns, c.remote_read_ns),
+            ("costs.remote_write_ns", c.local_write_ns, c.remote_write_ns),
+        ] {
+            if remote < local {
+                return err(
+                    field,
+                    format!("{remote} ns is less than the local cost {local} ns; remote must be >= local"),
+                );
+            }
+        }
         if let Some(cached) = c.cached_read_ns {
             if cached == 0 {
                 return err("costs.cached_read_ns", "must be positive when given".into());
@@ -213,7 +227,7 @@ impl Machine {
                     if d == local_d {
                         return local;
                     }
-                    let extra = remote.saturating_sub(local) as u128 * (d - local_d) as u128
+                    let extra = (remote - local) as u128 * (d - local_d) as u128
                         / (reference - local_d) as u128;
                     local + extra as u64
                 };

@@ -1,6 +1,7 @@
 //! The shared virtual address space: arrays laid out on pages, and the state of every page
 //! (its physical copies, per-node mappings, frozen state and modification history).
 
+use crate::error::ConfigError;
 use crate::types::{NodeId, NodeSet, Ns, Vpn};
 
 /// Identifies an array of a [`Layout`].
@@ -48,6 +49,9 @@ impl Array {
 pub struct Layout {
     arrays: Vec<Array>,
     cursor: u64,
+    /// The first array whose size or position overflowed 64-bit byte addresses: such a
+    /// layout is refused by [`Layout::pages_checked`] before anything is allocated for it.
+    overflowed: Option<String>,
 }
 
 impl Layout {
@@ -70,8 +74,21 @@ impl Layout {
     ) -> ArrayId {
         let align = align.max(1);
         let row_align = row_align.max(1);
-        let base = self.cursor.div_ceil(align) * align;
-        let row_stride = (cols * elem_bytes).div_ceil(row_align) * row_align;
+        // Sizes come from configurations: every step is checked, and an overflow marks the
+        // layout (saturating the cursor) instead of wrapping into a wrong address space.
+        let placed = (|| {
+            let base = self.cursor.div_ceil(align).checked_mul(align)?;
+            let row_stride = cols
+                .checked_mul(elem_bytes)?
+                .div_ceil(row_align)
+                .checked_mul(row_align)?;
+            let end = base.checked_add(rows.checked_mul(row_stride)?)?;
+            Some((base, row_stride, end))
+        })();
+        let (base, row_stride, end) = placed.unwrap_or_else(|| {
+            self.overflowed.get_or_insert_with(|| name.to_string());
+            (u64::MAX, 0, u64::MAX)
+        });
         let a = Array {
             name: name.to_string(),
             base,
@@ -80,7 +97,7 @@ impl Layout {
             elem_bytes,
             row_stride,
         };
-        self.cursor = base + rows * row_stride;
+        self.cursor = end;
         self.arrays.push(a);
         ArrayId(self.arrays.len() - 1)
     }
@@ -92,7 +109,10 @@ impl Layout {
 
     /// Leaves `bytes` of padding after the last array.
     pub fn pad(&mut self, bytes: u64) {
-        self.cursor += bytes;
+        self.cursor = self.cursor.checked_add(bytes).unwrap_or_else(|| {
+            self.overflowed.get_or_insert_with(|| "padding".to_string());
+            u64::MAX
+        });
     }
 
     /// The array `id`.
@@ -114,6 +134,28 @@ impl Layout {
     /// Number of pages of `page_size` bytes the address space needs.
     pub fn pages(&self, page_size: u64) -> u64 {
         self.cursor.div_ceil(page_size)
+    }
+
+    /// The number of pages, or an error naming `field` (the parameter that sizes the
+    /// arrays) when the layout overflowed or needs more pages than a run can address.
+    pub fn pages_checked(&self, page_size: u64, field: &str) -> Result<u64, ConfigError> {
+        if let Some(name) = &self.overflowed {
+            return Err(ConfigError::new(
+                field,
+                format!("array `{name}` does not fit in a 64-bit address space"),
+            ));
+        }
+        let pages = self.pages(page_size);
+        if pages > crate::estimate::MAX_PAGES {
+            return Err(ConfigError::new(
+                field,
+                format!(
+                    "the arrays need {pages} pages of {page_size} bytes; a run addresses at most {}",
+                    crate::estimate::MAX_PAGES
+                ),
+            ));
+        }
+        Ok(pages)
     }
 }
 
@@ -202,6 +244,24 @@ impl Memory {
             pte_delays: Vec::new(),
             free_frames: vec![frames; nodes],
         }
+    }
+
+    /// Heap bytes [`Memory::new`] allocates for `npages` pages on `nodes` nodes, plus the
+    /// user-run table of [`Memory::track_user_runs`] when `track_users` (kept beside the
+    /// allocations so the two stay in step; resource estimates use it).
+    pub fn bytes_needed(npages: u64, nodes: u64, track_users: bool) -> u64 {
+        let size = |b: usize| b as u64;
+        let per_entry = size(std::mem::size_of::<Mapping>())
+            + size(std::mem::size_of::<Ns>())
+            + if track_users {
+                size(std::mem::size_of::<UserRun>())
+            } else {
+                0
+            };
+        npages
+            .saturating_mul(size(std::mem::size_of::<PageState>()))
+            .saturating_add(npages.saturating_mul(nodes).saturating_mul(per_entry))
+            .saturating_add(nodes.saturating_mul(4))
     }
 
     /// Number of pages.

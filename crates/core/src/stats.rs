@@ -188,6 +188,9 @@ pub struct Stats {
     /// Simulated operations executed (reference runs, computes, synchronisation): the
     /// engine's unit of work, for throughput measurements.
     pub ops: u64,
+    /// The run was stopped before every thread finished: the statistics cover the run up
+    /// to `makespan_ns` only.
+    pub partial: bool,
 }
 
 impl Stats {

@@ -8,13 +8,15 @@
 pub mod analysis;
 pub mod bench;
 pub mod inputs;
+pub mod limits;
 pub mod presets;
 pub mod resolve;
 pub mod result;
 pub mod study_runner;
 pub mod text;
 
+pub use limits::{admit, Limits};
 pub use numaplace_core::{RunConfig, Stats};
-pub use resolve::{resolve, Overrides, UserError};
-pub use result::{run_to_json, RunOutput};
+pub use resolve::{resolve, resolve_text, Overrides, UserError};
+pub use result::{run_to_json, run_to_json_monitored, RunOutput};
 pub use study_runner::SimRunner;

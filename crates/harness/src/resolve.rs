@@ -61,6 +61,21 @@ pub fn parse_file(origin: &str, text: &str) -> Result<toml::Table, UserError> {
 /// Resolves a configuration from an optional file (origin name and parsed table) and the
 /// command-line overrides.
 pub fn resolve(file: Option<(&str, toml::Table)>, ov: &Overrides) -> Result<RunConfig, UserError> {
+    resolve_inner(file, None, ov)
+}
+
+/// Resolves a configuration file's text (its errors name the line of the field) with the
+/// command-line overrides.
+pub fn resolve_text(origin: &str, text: &str, ov: &Overrides) -> Result<RunConfig, UserError> {
+    let table = parse_file(origin, text)?;
+    resolve_inner(Some((origin, table)), Some(text), ov)
+}
+
+fn resolve_inner(
+    file: Option<(&str, toml::Table)>,
+    text: Option<&str>,
+    ov: &Overrides,
+) -> Result<RunConfig, UserError> {
     let (origin, mut doc) = match file {
         Some((o, t)) => (o.to_string(), t),
         None => ("command line".to_string(), toml::Table::new()),
@@ -132,29 +147,171 @@ pub fn resolve(file: Option<(&str, toml::Table)>, ov: &Overrides) -> Result<RunC
         doc.insert(key.into(), toml::Value::Table(table));
     }
     if let Some(seed) = ov.seed {
-        doc.insert("seed".into(), toml::Value::Integer(seed as i64));
+        // TOML integers stop at 2^63 - 1; larger seeds travel as strings.
+        let v = i64::try_from(seed)
+            .map(toml::Value::Integer)
+            .unwrap_or_else(|_| toml::Value::String(seed.to_string()));
+        doc.insert("seed".into(), v);
     }
     for s in &ov.sets {
         apply_set(&mut doc, s)?;
     }
-    let mut cfg: RunConfig =
-        serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let msg = inner.message().to_string();
-            if path == "." || path.is_empty() {
-                UserError::new(format!("{origin}: invalid configuration: {msg}"))
-            } else {
-                UserError::new(format!(
-                    "{origin}: invalid configuration at `{path}`: {msg}"
+    let mut cfg = typed(doc, &origin, text, &ov.sets)?;
+    crate::inputs::load_inputs(&mut cfg).map_err(|e| UserError::new(format!("{origin}: {e}")))?;
+    // Validate everything the core checks before running, without allocating anything
+    // the configuration sizes (names the field, and its line when it is in the file).
+    cfg.estimate()
+        .map_err(|e| field_error(&origin, text, &ov.sets, &e.field, &e.message))?;
+    Ok(cfg)
+}
+
+/// Turns the merged document into a typed configuration. The sections chosen by `kind`
+/// (workload, policy, scheduler) are read into their own configuration types first, so
+/// an error names the field inside them rather than the section.
+fn typed(
+    doc: toml::Table,
+    origin: &str,
+    text: Option<&str>,
+    sets: &[String],
+) -> Result<RunConfig, UserError> {
+    use numaplace_core::sched::SchedulerConfig;
+    use numaplace_core::workload::WorkloadConfig;
+    use numaplace_core::PolicyConfig;
+    type Parse = fn(
+        &str,
+        toml::Value,
+        &mut serde_path_to_error::Track,
+    ) -> Option<Result<(), toml::de::Error>>;
+    let sections: [(&str, &[&str], Parse); 3] = [
+        ("workload", WorkloadConfig::KINDS, |k, v, t| {
+            WorkloadConfig::deserialize_kind(k, serde_path_to_error::Deserializer::new(v, t))
+                .map(|r| r.map(drop))
+        }),
+        ("policy", PolicyConfig::KINDS, |k, v, t| {
+            PolicyConfig::deserialize_kind(k, serde_path_to_error::Deserializer::new(v, t))
+                .map(|r| r.map(drop))
+        }),
+        ("scheduler", SchedulerConfig::KINDS, |k, v, t| {
+            SchedulerConfig::deserialize_kind(k, serde_path_to_error::Deserializer::new(v, t))
+                .map(|r| r.map(drop))
+        }),
+    ];
+    for (key, kinds, parse) in sections {
+        let Some(toml::Value::Table(t)) = doc.get(key) else {
+            continue;
+        };
+        let mut rest = t.clone();
+        let kind = match rest.remove("kind") {
+            Some(toml::Value::String(k)) => k,
+            Some(_) => {
+                return Err(field_error(
+                    origin,
+                    text,
+                    sets,
+                    &format!("{key}.kind"),
+                    "must be a string",
                 ))
             }
-        })?;
-    crate::inputs::load_inputs(&mut cfg).map_err(|e| UserError::new(format!("{origin}: {e}")))?;
-    // Validate everything the core checks before running (names the field).
-    cfg.engine()
-        .map_err(|e| UserError::new(format!("{origin}: invalid configuration: {e}")))?;
-    Ok(cfg)
+            None => continue,
+        };
+        let mut track = serde_path_to_error::Track::new();
+        match parse(&kind, toml::Value::Table(rest), &mut track) {
+            None => {
+                return Err(field_error(
+                    origin,
+                    text,
+                    sets,
+                    &format!("{key}.kind"),
+                    &format!("unknown {key} `{kind}`; known: {}", kinds.join(", ")),
+                ))
+            }
+            Some(Err(e)) => {
+                let (path, msg) = error_path(&track.path().to_string(), e.message());
+                let path = if path.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{key}.{path}")
+                };
+                return Err(field_error(origin, text, sets, &path, &msg));
+            }
+            Some(Ok(())) => {}
+        }
+    }
+    serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let (path, msg) = error_path(&path, inner.message());
+        if path.is_empty() {
+            UserError::new(format!("{origin}: invalid configuration: {msg}"))
+        } else {
+            field_error(origin, text, sets, &path, &msg)
+        }
+    })
+}
+
+/// The full dotted path of a deserialization error and its message: serde reports an
+/// unknown field at the table that holds it, so the field's name is appended.
+fn error_path(path: &str, msg: &str) -> (String, String) {
+    let path = if path == "." { "" } else { path };
+    if let Some(rest) = msg.strip_prefix("unknown field `") {
+        if let Some(end) = rest.find('`') {
+            let field = &rest[..end];
+            let full = if path.is_empty() {
+                field.to_string()
+            } else if path == field || path.ends_with(&format!(".{field}")) {
+                path.to_string()
+            } else {
+                format!("{path}.{field}")
+            };
+            return (full, format!("unknown field{}", &rest[end + 1..]));
+        }
+    }
+    (path.to_string(), msg.to_string())
+}
+
+/// An error about the field at dotted `path`: `origin:line: path: message` when the field
+/// is written in the file, else naming where the value came from.
+pub fn field_error(
+    origin: &str,
+    text: Option<&str>,
+    sets: &[String],
+    path: &str,
+    msg: &str,
+) -> UserError {
+    let from_set = sets.iter().any(|s| {
+        s.split_once('=').is_some_and(|(p, _)| {
+            let p = p.trim();
+            path == p || path.starts_with(&format!("{p}.")) || p.starts_with(&format!("{path}."))
+        })
+    });
+    if from_set {
+        return UserError::new(format!("--set {path}: {msg}"));
+    }
+    match text.and_then(|t| line_of(t, path)) {
+        Some(line) => UserError::new(format!("{origin}:{line}: {path}: {msg}")),
+        None => UserError::new(format!("{origin}: {path}: {msg}")),
+    }
+}
+
+/// The line of `text` (a TOML document) where the dotted `path` is written: the deepest
+/// key of the path present in the document (array indices are skipped).
+pub fn line_of(text: &str, path: &str) -> Option<usize> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut table: &dyn toml_edit::TableLike = doc.as_table();
+    let mut span = None;
+    for part in path.split('.') {
+        let key = part.split('[').next().unwrap_or(part);
+        let Some((k, item)) = table.get_key_value(key) else {
+            break;
+        };
+        span = k.span().or_else(|| item.span()).or(span);
+        match item.as_table_like() {
+            Some(t) => table = t,
+            None => break,
+        }
+    }
+    let start = span?.start;
+    Some(text[..start.min(text.len())].matches('\n').count() + 1)
 }
 
 /// Deep-merges `over` into `base`: tables merge, everything else replaces.

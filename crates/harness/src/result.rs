@@ -1,6 +1,6 @@
 //! Run results as JSON: the statistics with the fully resolved configuration.
 
-use numaplace_core::{RunConfig, SimError, Stats};
+use numaplace_core::{Monitor, RunConfig, SimError, Stats};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -81,6 +81,12 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
         "pages": pages_json(s, data),
         "config": cfg,
     });
+    if s.partial {
+        // Only a stopped run carries the mark, so complete records stay as they were.
+        if let Some(o) = v.as_object_mut() {
+            o.insert("partial".into(), json!(true));
+        }
+    }
     // Summaries of the per-page report, present only when there is one (so a claim over
     // them fails loudly instead of reading zeros).
     if cfg.report.per_page {
@@ -106,7 +112,20 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
 
 /// Runs `cfg` and returns its statistics and JSON record.
 pub fn run_to_json(cfg: &RunConfig) -> Result<RunOutput, SimError> {
-    let stats = cfg.run()?;
+    run_to_json_monitored(cfg, None)
+}
+
+/// Runs `cfg` with a monitor called about every `every` operations or events (progress,
+/// and a stop that returns the statistics so far, marked partial).
+pub fn run_to_json_monitored(
+    cfg: &RunConfig,
+    monitor: Option<(Box<dyn Monitor>, u64)>,
+) -> Result<RunOutput, SimError> {
+    let mut engine = cfg.engine()?;
+    if let Some((m, every)) = monitor {
+        engine.set_monitor(m, every);
+    }
+    let stats = engine.run()?;
     let data = if cfg.report.per_page {
         cfg.page_data()?
     } else {

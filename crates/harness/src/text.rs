@@ -27,6 +27,13 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
         cfg.scheduler.kind(),
         cfg.seed
     );
+    if s.partial {
+        let _ = writeln!(
+            o,
+            "PARTIAL: stopped at {} of simulated time before every thread finished",
+            secs(s.makespan_ns)
+        );
+    }
     let r = &s.refs;
     let e = &s.events;
     let rows: Vec<(&str, String)> = vec![
@@ -170,5 +177,33 @@ pub fn machine_summary(m: &Machine) -> String {
         m.migration_cost().0,
         m.replication_cost().0
     );
+    o
+}
+
+/// The resource estimate of a run, term by term, against the limits.
+pub fn estimate_summary(e: &numaplace_core::Estimate, limits: &crate::Limits) -> String {
+    use numaplace_core::estimate::human_bytes;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "pages {}  threads {}  operations about {:.3e} (driven by {})",
+        e.pages, e.threads, e.ops as f64, e.ops_field
+    );
+    let _ = writeln!(
+        o,
+        "memory about {} (limit {}: {})",
+        human_bytes(e.bytes),
+        human_bytes(limits.max_bytes),
+        limits.bytes_source
+    );
+    for p in &e.parts {
+        let _ = writeln!(
+            o,
+            "  {:<48} {:>10}  {}",
+            p.what,
+            human_bytes(p.bytes),
+            p.field
+        );
+    }
     o
 }

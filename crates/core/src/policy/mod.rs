@@ -17,7 +17,6 @@ use crate::memory::{Access, Mapping, Memory, PageState};
 use crate::stats::Stats;
 use crate::types::{NodeId, NodeSet, Ns, ProcId, ThreadId, Vpn};
 use rand_pcg::Pcg64;
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use foresight::{Foresight, ForesightConfig};
@@ -679,19 +678,19 @@ pub(crate) fn nearest_with_frame(machine: &Machine, mem: &Memory, n: NodeId) -> 
         .min_by_key(|&m| (machine.read_ns(n, m), m.0))
 }
 
-/// The registry of policies: a tagged configuration per policy, with its parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum PolicyConfig {
-    /// Static placement: first touch, round robin, a fixed node, or program-directed.
-    Static(StaticConfig),
-    /// Holliday's periodic migration daemons with reference history.
-    HollidayDaemon(HollidayConfig),
-    /// Holliday's perfect-knowledge baseline: pages move just before they are used.
-    Foresight(ForesightConfig),
-    /// PLATINUM's coherent memory: replicate on read miss, migrate on write miss, freeze
-    /// pages invalidated within t1, defrost every t2.
-    Platinum(PlatinumConfig),
+crate::registry::registry! {
+    /// The registry of policies: a tagged configuration per policy, with its parameters.
+    pub enum PolicyConfig {
+        /// Static placement: first touch, round robin, a fixed node, or program-directed.
+        "static" => Static(StaticConfig) = "static placement (first-touch, round-robin, fixed node, program-directed): the papers' baselines",
+        /// Holliday's periodic migration daemons with reference history.
+        "holliday-daemon" => HollidayDaemon(HollidayConfig) = "periodic migration daemons, greedy pull on usage/refbit/aging history, PTE locking (Holliday 1989)",
+        /// Holliday's perfect-knowledge baseline: pages move just before they are used.
+        "foresight" => Foresight(ForesightConfig) = "perfect foresight: each page migrates to its user just before use, as the workload announces (Holliday 1989)",
+        /// PLATINUM's coherent memory: replicate on read miss, migrate on write miss, freeze
+        /// pages invalidated within t1, defrost every t2.
+        "platinum" => Platinum(PlatinumConfig) = "PLATINUM coherent memory: replicate on read miss, migrate on write miss, freeze if invalidated within t1, defrost every t2 (Cox & Fowler 1989)",
+    }
 }
 
 impl Default for PolicyConfig {
@@ -701,44 +700,6 @@ impl Default for PolicyConfig {
 }
 
 impl PolicyConfig {
-    /// Every registered policy with its default parameters.
-    pub fn all() -> Vec<PolicyConfig> {
-        vec![
-            PolicyConfig::Static(StaticConfig::default()),
-            PolicyConfig::HollidayDaemon(HollidayConfig::default()),
-            PolicyConfig::Foresight(ForesightConfig::default()),
-            PolicyConfig::Platinum(PlatinumConfig::default()),
-        ]
-    }
-
-    /// The registry name.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            PolicyConfig::Static(_) => "static",
-            PolicyConfig::HollidayDaemon(_) => "holliday-daemon",
-            PolicyConfig::Foresight(_) => "foresight",
-            PolicyConfig::Platinum(_) => "platinum",
-        }
-    }
-
-    /// One line saying what the policy does and where it comes from.
-    pub fn describe(&self) -> &'static str {
-        match self {
-            PolicyConfig::Static(_) => {
-                "static placement (first-touch, round-robin, fixed node, program-directed): the papers' baselines"
-            }
-            PolicyConfig::HollidayDaemon(_) => {
-                "periodic migration daemons, greedy pull on usage/refbit/aging history, PTE locking (Holliday 1989)"
-            }
-            PolicyConfig::Foresight(_) => {
-                "perfect foresight: each page migrates to its user just before use, as the workload announces (Holliday 1989)"
-            }
-            PolicyConfig::Platinum(_) => {
-                "PLATINUM coherent memory: replicate on read miss, migrate on write miss, freeze if invalidated within t1, defrost every t2 (Cox & Fowler 1989)"
-            }
-        }
-    }
-
     /// Builds the policy for `machine`.
     pub fn build(&self, machine: &Machine) -> Result<Box<dyn Policy>, ConfigError> {
         match self {

@@ -83,14 +83,14 @@ pub struct ScriptedConfig {
     pub events: Vec<ScriptEvent>,
 }
 
-/// The registry of schedulers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum SchedulerConfig {
-    /// One thread per processor, never moved.
-    Dedicated(DedicatedConfig),
-    /// Dedicated at start, then scripted preemptions, resumptions and moves.
-    Scripted(ScriptedConfig),
+crate::registry::registry! {
+    /// The registry of schedulers.
+    pub enum SchedulerConfig {
+        /// One thread per processor, never moved.
+        "dedicated" => Dedicated(DedicatedConfig) = "one thread per processor, never preempted or moved",
+        /// Dedicated at start, then scripted preemptions, resumptions and moves.
+        "scripted" => Scripted(ScriptedConfig) = "dedicated, then timed preemptions, resumptions and moves from a list",
+    }
 }
 
 impl Default for SchedulerConfig {
@@ -100,30 +100,10 @@ impl Default for SchedulerConfig {
 }
 
 impl SchedulerConfig {
-    /// Every registered scheduler with default parameters.
-    pub fn all() -> Vec<SchedulerConfig> {
-        vec![
-            SchedulerConfig::Dedicated(DedicatedConfig::default()),
-            SchedulerConfig::Scripted(ScriptedConfig::default()),
-        ]
-    }
-
-    /// The registry name.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            SchedulerConfig::Dedicated(_) => "dedicated",
-            SchedulerConfig::Scripted(_) => "scripted",
-        }
-    }
-
-    /// One line saying what it does.
-    pub fn describe(&self) -> &'static str {
-        match self {
-            SchedulerConfig::Dedicated(_) => "one thread per processor, never preempted or moved",
-            SchedulerConfig::Scripted(_) => {
-                "dedicated, then timed preemptions, resumptions and moves from a list"
-            }
-        }
+    /// Validates the scheduler for `threads` threads on `machine` (what the engine would
+    /// refuse at start, checked before anything else is built).
+    pub fn check(&self, machine: &Machine, threads: u32) -> Result<(), ConfigError> {
+        self.build().start(machine, threads).map(|_| ())
     }
 
     /// Builds the scheduler.

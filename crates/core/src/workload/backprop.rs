@@ -12,6 +12,7 @@
 
 use super::{thread_count, Op, Program};
 use crate::error::ConfigError;
+use crate::estimate::{runs_of, Footprint};
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
@@ -69,8 +70,11 @@ pub struct Backprop {
 }
 
 impl Backprop {
-    /// Builds the program for `machine`.
-    pub fn new(c: &BackpropConfig, machine: &Machine) -> Result<Backprop, ConfigError> {
+    /// Validates `c` and lays out the network's arrays.
+    fn plan(
+        c: &BackpropConfig,
+        machine: &Machine,
+    ) -> Result<(Layout, [ArrayId; 4], u32, u64), ConfigError> {
         if c.units < 2 {
             return Err(ConfigError::new("workload.units", "must be at least 2"));
         }
@@ -105,6 +109,42 @@ impl Backprop {
         let act = layout.alloc("activations", u, 4, 4);
         let err = layout.alloc("errors", u, 4, 4);
         let pats = layout.alloc_2d("patterns", c.patterns as u64, u, 4, 4, 1);
+        let pages = layout.pages_checked(ps, "workload.units")?;
+        Ok((layout, [weights, act, err, pats], threads, pages))
+    }
+
+    /// What the program needs, from its parameters alone.
+    pub fn footprint(c: &BackpropConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
+        let (_, _, threads, pages) = Self::plan(c, machine)?;
+        let u = c.units as u64;
+        // Per unit and pattern: each relaxation step reads a weight row and the
+        // activations and writes its own, then the error pass does the same.
+        let per_unit = runs_of(u, 4, machine.page_size())
+            .saturating_mul(2)
+            .saturating_add(6)
+            .saturating_mul(c.relax_steps as u64 + 1);
+        let per_epoch = (c.patterns as u64)
+            .saturating_mul(u)
+            .saturating_mul(per_unit);
+        Ok(Footprint {
+            pages,
+            threads,
+            ops: per_epoch
+                .saturating_add(threads as u64)
+                .saturating_mul(c.epochs as u64),
+            buffered_ops: per_epoch.div_ceil(threads as u64).saturating_add(1),
+            bytes: threads as u64 * 4,
+            iterations: c.epochs as u64,
+            size_field: "workload.units",
+            ops_field: "workload.epochs",
+        })
+    }
+
+    /// Builds the program for `machine`.
+    pub fn new(c: &BackpropConfig, machine: &Machine) -> Result<Backprop, ConfigError> {
+        let (layout, [weights, act, err, pats], threads, _) = Self::plan(c, machine)?;
+        let ps = machine.page_size();
+        let u = c.units as u64;
         Ok(Backprop {
             layout,
             weights,

@@ -20,6 +20,7 @@
 
 use super::{thread_count, Emitter, Op, Program, Variant};
 use crate::error::ConfigError;
+use crate::estimate::{runs_of, Footprint};
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
@@ -100,8 +101,12 @@ fn start_event(n: u64) -> u32 {
 }
 
 impl Gauss {
-    /// Builds the program for `machine`.
-    pub fn new(c: &GaussConfig, machine: &Machine) -> Result<Gauss, ConfigError> {
+    /// Validates `c` and lays out the address space.
+    #[allow(clippy::type_complexity)]
+    fn plan(
+        c: &GaussConfig,
+        machine: &Machine,
+    ) -> Result<(Layout, [ArrayId; 3], Option<ArrayId>, u32, u64), ConfigError> {
         if c.n < 2 {
             return Err(ConfigError::new("workload.n", "must be at least 2"));
         }
@@ -132,6 +137,41 @@ impl Gauss {
             Variant::Numa => Some(layout.alloc_2d("pivot-copies", threads as u64, c.n, 4, ps, ps)),
             Variant::Uma => None,
         };
+        let pages = layout.pages_checked(ps, "workload.n")?;
+        Ok((layout, [a, events, lock], pivot_buf, threads, pages))
+    }
+
+    /// What the program needs, from its parameters alone.
+    pub fn footprint(c: &GaussConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
+        let (_, _, _, threads, pages) = Self::plan(c, machine)?;
+        let ps = machine.page_size();
+        // About n^2/2 row updates, each three runs over the rest of a row and a compute op,
+        // plus the pivot signals and waits.
+        let per_update = runs_of(c.n, c.elem_bytes, ps)
+            .saturating_mul(3)
+            .saturating_add(2);
+        let updates = c.n.saturating_mul(c.n) / 2 + c.n;
+        let rows_per_thread = c.n.div_ceil(threads as u64);
+        Ok(Footprint {
+            pages,
+            threads,
+            ops: updates
+                .saturating_mul(per_update)
+                .saturating_add(c.n.saturating_mul(8)),
+            buffered_ops: rows_per_thread
+                .saturating_mul(per_update)
+                .saturating_add(16),
+            bytes: Footprint::hint_bytes(pages).saturating_add(threads as u64 * 16),
+            iterations: 0,
+            size_field: "workload.n",
+            ops_field: "workload.n",
+        })
+    }
+
+    /// Builds the program for `machine`.
+    pub fn new(c: &GaussConfig, machine: &Machine) -> Result<Gauss, ConfigError> {
+        let (layout, [a, events, lock], pivot_buf, threads, _) = Self::plan(c, machine)?;
+        let ps = machine.page_size();
         let mut g = Gauss {
             layout,
             a,

@@ -8,8 +8,12 @@
 //! partition. References are generated per row segment and merged per page, in the order
 //! a thread sweeping the row would issue them.
 
-use super::{hints_by_first_byte, thread_count, Emitter, ForkJoin, LoopBody, Op, Program, Variant};
+use super::{
+    checked_ns, hints_by_first_byte, thread_count, Emitter, ForkJoin, LoopBody, Op, Program,
+    Variant,
+};
 use crate::error::ConfigError;
+use crate::estimate::{runs_of, Footprint};
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::Ns;
@@ -212,9 +216,21 @@ pub struct Jacobi {
     checker_iter: u32,
 }
 
+/// A validated plan: the address space and the partition grid, before any allocation.
+struct Plan {
+    layout: Layout,
+    grids: [ArrayId; 2],
+    residuals: Option<ArrayId>,
+    workers: u32,
+    grid: [u32; 2],
+    pages: u64,
+    compute_per_row: Ns,
+}
+
 impl Jacobi {
-    /// Builds the program for `machine`.
-    pub fn new(c: &JacobiConfig, machine: &Machine) -> Result<Jacobi, ConfigError> {
+    /// Validates `c` and lays out the address space (nothing sized by the parameters is
+    /// allocated here).
+    fn plan(c: &JacobiConfig, machine: &Machine) -> Result<Plan, ConfigError> {
         if c.n == 0 {
             return Err(ConfigError::new("workload.n", "must be at least 1"));
         }
@@ -238,7 +254,7 @@ impl Jacobi {
                 "both dimensions must be at least 1",
             ));
         }
-        if prow * pcol != threads {
+        if prow as u64 * pcol as u64 != threads as u64 {
             return Err(ConfigError::new(
                 "workload.grid",
                 format!(
@@ -255,14 +271,83 @@ impl Jacobi {
                 ),
             ));
         }
+        let points = c.n.checked_mul(c.n).ok_or_else(|| {
+            ConfigError::new(
+                "workload.n",
+                format!("{0} x {0} points do not fit in 64 bits", c.n),
+            )
+        })?;
         let ps = machine.page_size();
         let mut layout = Layout::new();
-        let g0 = layout.alloc("old", c.n * c.n, c.elem_bytes, ps);
-        let g1 = layout.alloc("new", c.n * c.n, c.elem_bytes, ps);
-        let workers = threads;
+        let g0 = layout.alloc("old", points, c.elem_bytes, ps);
+        let g1 = layout.alloc("new", points, c.elem_bytes, ps);
         let residuals = c
             .checker
-            .then(|| layout.alloc("residuals", workers as u64, c.elem_bytes, ps));
+            .then(|| layout.alloc("residuals", threads as u64, c.elem_bytes, ps));
+        let pages = layout.pages_checked(ps, "workload.n")?;
+        let compute_per_row = checked_ns(
+            "workload.compute_ns_per_point",
+            c.compute_ns_per_point,
+            c.n / pcol as u64,
+        )?;
+        Ok(Plan {
+            layout,
+            grids: [g0, g1],
+            residuals,
+            workers: threads,
+            grid: [prow, pcol],
+            pages,
+            compute_per_row,
+        })
+    }
+
+    /// What the program needs, from its parameters alone.
+    pub fn footprint(c: &JacobiConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
+        let plan = Self::plan(c, machine)?;
+        let ps = machine.page_size();
+        let cpp = c.n / plan.grid[1] as u64;
+        // Per row of a partition: up to six stencil segments, a compute op, the write.
+        let per_row = runs_of(cpp, c.elem_bytes, ps)
+            .saturating_add(2)
+            .saturating_mul(7);
+        let rows = c.n.saturating_mul(plan.grid[1] as u64);
+        let per_iter = rows
+            .saturating_mul(per_row)
+            .saturating_add(4 * plan.workers as u64);
+        let checker = if c.checker {
+            runs_of(plan.workers as u64, c.elem_bytes, ps).saturating_add(3)
+        } else {
+            0
+        };
+        Ok(Footprint {
+            pages: plan.pages,
+            threads: plan.workers + u32::from(c.checker),
+            ops: per_iter
+                .saturating_add(checker)
+                .saturating_mul(c.iterations as u64),
+            buffered_ops: per_iter.div_ceil(plan.workers as u64).saturating_mul(2),
+            bytes: match c.variant {
+                Variant::Uma => 0,
+                Variant::Numa => Footprint::hint_bytes(plan.pages),
+            },
+            iterations: c.iterations as u64,
+            size_field: "workload.n",
+            ops_field: "workload.iterations",
+        })
+    }
+
+    /// Builds the program for `machine`.
+    pub fn new(c: &JacobiConfig, machine: &Machine) -> Result<Jacobi, ConfigError> {
+        let Plan {
+            layout,
+            grids: [g0, g1],
+            residuals,
+            workers,
+            grid: [prow, pcol],
+            pages,
+            compute_per_row,
+        } = Self::plan(c, machine)?;
+        let ps = machine.page_size();
         let body = JacobiBody {
             layout,
             grids: [g0, g1],
@@ -274,7 +359,7 @@ impl Jacobi {
             vertical: c.layout == PageLayout::Vertical,
             elem: c.elem_bytes,
             iterations: c.iterations,
-            compute_per_row: Ns(c.compute_ns_per_point * (c.n / pcol as u64)),
+            compute_per_row,
             emit: Emitter { page_size: ps },
             residuals,
         };
@@ -289,7 +374,7 @@ impl Jacobi {
                     })
                     .collect();
                 // The residual words live with the checker, which reads them all.
-                hints_by_first_byte(body.layout.pages(ps), ps, |byte| {
+                hints_by_first_byte(pages, ps, |byte| {
                     grids
                         .iter()
                         .find(|(lo, hi)| byte >= *lo && byte < *hi)

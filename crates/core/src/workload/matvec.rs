@@ -3,8 +3,12 @@
 //! row is referenced `repeat` times and y[i] is written once per row. x is each processor's
 //! private copy (as in Holliday's testbed), so it costs no shared references.
 
-use super::{hints_by_first_byte, thread_count, Emitter, ForkJoin, LoopBody, Op, Program, Variant};
+use super::{
+    checked_ns, hints_by_first_byte, thread_count, Emitter, ForkJoin, LoopBody, Op, Program,
+    Variant,
+};
 use crate::error::ConfigError;
+use crate::estimate::{runs_of, Footprint};
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::Ns;
@@ -106,9 +110,20 @@ pub struct Matvec {
     threads: u32,
 }
 
+/// A validated plan: the address space and the thread count, before any allocation.
+struct Plan {
+    layout: Layout,
+    a: ArrayId,
+    y: ArrayId,
+    threads: u32,
+    pages: u64,
+    compute_per_row: Ns,
+}
+
 impl Matvec {
-    /// Builds the program for `machine`.
-    pub fn new(c: &MatvecConfig, machine: &Machine) -> Result<Matvec, ConfigError> {
+    /// Validates `c` and lays out the address space (nothing sized by the parameters is
+    /// allocated here).
+    fn plan(c: &MatvecConfig, machine: &Machine) -> Result<Plan, ConfigError> {
         if c.n == 0 {
             return Err(ConfigError::new("workload.n", "must be at least 1"));
         }
@@ -139,6 +154,61 @@ impl Matvec {
         let row_align = if c.row_per_page { ps } else { 1 };
         let a = layout.alloc_2d("A", c.n, c.n, c.elem_bytes, ps, row_align);
         let y = layout.alloc("y", c.n, c.elem_bytes, ps);
+        let pages = layout.pages_checked(ps, "workload.n")?;
+        let compute_per_row =
+            checked_ns("workload.compute_ns_per_entry", c.compute_ns_per_entry, c.n)?;
+        Ok(Plan {
+            layout,
+            a,
+            y,
+            threads,
+            pages,
+            compute_per_row,
+        })
+    }
+
+    /// What the program needs, from its parameters alone.
+    pub fn footprint(c: &MatvecConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
+        let plan = Self::plan(c, machine)?;
+        let ps = machine.page_size();
+        // Per row: the runs over A's row, a compute op and y's write.
+        let per_row = runs_of(c.n, c.elem_bytes, ps).saturating_add(2);
+        let per_iter =
+            c.n.saturating_mul(per_row)
+                .saturating_add(2 * plan.threads as u64);
+        let ops = per_iter.saturating_mul(c.iterations as u64);
+        Ok(Footprint {
+            pages: plan.pages,
+            threads: plan.threads,
+            ops,
+            // A thread generates a whole iteration's blocks at once; a stopped thread's
+            // block can land on it too.
+            buffered_ops: per_iter.div_ceil(plan.threads as u64).saturating_mul(2),
+            bytes: match c.variant {
+                Variant::Uma => 0,
+                Variant::Numa => Footprint::hint_bytes(plan.pages),
+            },
+            iterations: c.iterations as u64,
+            size_field: "workload.n",
+            ops_field: if c.iterations > 1 {
+                "workload.iterations"
+            } else {
+                "workload.n"
+            },
+        })
+    }
+
+    /// Builds the program for `machine`.
+    pub fn new(c: &MatvecConfig, machine: &Machine) -> Result<Matvec, ConfigError> {
+        let Plan {
+            layout,
+            a,
+            y,
+            threads,
+            pages,
+            compute_per_row,
+        } = Self::plan(c, machine)?;
+        let ps = machine.page_size();
         let body = MatvecBody {
             layout,
             a,
@@ -147,7 +217,7 @@ impl Matvec {
             repeat: c.repeat,
             iterations: c.iterations,
             blocks: threads,
-            compute_per_row: Ns(c.compute_ns_per_entry * c.n),
+            compute_per_row,
             emit: Emitter { page_size: ps },
         };
         let hints = match c.variant {
@@ -156,7 +226,7 @@ impl Matvec {
                 let arr_a = body.layout.array(a).clone();
                 let arr_y = body.layout.array(y).clone();
                 let owner_of_row = |row: u64| block_of(row, c.n, threads);
-                hints_by_first_byte(body.layout.pages(ps), ps, |byte| {
+                hints_by_first_byte(pages, ps, |byte| {
                     if byte >= arr_a.base && byte < arr_a.base + arr_a.rows * arr_a.row_stride {
                         Some(owner_of_row((byte - arr_a.base) / arr_a.row_stride))
                     } else if byte >= arr_y.base && byte < arr_y.base + arr_y.span() {

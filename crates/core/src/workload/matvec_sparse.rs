@@ -12,6 +12,7 @@
 use super::pair_rows::PairRows;
 use super::{thread_count, Op, Program};
 use crate::error::ConfigError;
+use crate::estimate::Footprint;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
@@ -110,8 +111,12 @@ pub struct MatvecSparse {
 }
 
 impl MatvecSparse {
-    /// Builds the program for `machine`.
-    pub fn new(c: &MatvecSparseConfig, machine: &Machine) -> Result<Self, ConfigError> {
+    /// Validates `c` and lays out the three vectors.
+    #[allow(clippy::type_complexity)]
+    fn plan(
+        c: &MatvecSparseConfig,
+        machine: &Machine,
+    ) -> Result<(Arc<SparseRows>, Layout, [ArrayId; 3], PairRows, u32, u64), ConfigError> {
         let m = c.rows.clone().ok_or_else(|| {
             ConfigError::new(
                 "workload.matrix",
@@ -141,6 +146,38 @@ impl MatvecSparse {
         let rp = layout.alloc("row pointers", m.rows() + 1, w, ps);
         let ci = layout.alloc("column indices", m.nnz(), w, w);
         let nz = layout.alloc("non-zero entries", m.nnz(), w, w);
+        let pages = layout.pages_checked(ps, "workload.matrix")?;
+        Ok((m, layout, [rp, ci, nz], pairs, threads, pages))
+    }
+
+    /// What the program needs, from its parameters (and its loaded matrix) alone.
+    pub fn footprint(c: &MatvecSparseConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
+        let (m, _, _, _, threads, pages) = Self::plan(c, machine)?;
+        // Per row: announcements and two row-pointer reads; per entry two runs and a
+        // compute op; a barrier and an iteration end per thread and product.
+        let per_iter = m
+            .rows()
+            .saturating_mul(8)
+            .saturating_add(m.nnz().saturating_mul(3))
+            .saturating_add(2 * threads as u64);
+        let longest_row = m.row_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        Ok(Footprint {
+            pages,
+            threads,
+            ops: per_iter.saturating_mul(c.iterations as u64),
+            buffered_ops: longest_row.saturating_mul(5).saturating_add(8),
+            bytes: Footprint::hint_bytes(pages).saturating_add(threads as u64 * 8),
+            iterations: c.iterations as u64,
+            size_field: "workload.matrix",
+            ops_field: "workload.iterations",
+        })
+    }
+
+    /// Builds the program for `machine`.
+    pub fn new(c: &MatvecSparseConfig, machine: &Machine) -> Result<Self, ConfigError> {
+        let (m, layout, [rp, ci, nz], pairs, threads, pages) = Self::plan(c, machine)?;
+        let ps = machine.page_size();
+        let w = c.word_bytes;
         let spans: Vec<(u64, u64)> = [rp, ci, nz]
             .iter()
             .map(|&v| {
@@ -149,7 +186,7 @@ impl MatvecSparse {
             })
             .collect();
         // Each page starts in the memory of the thread whose rows its first word serves.
-        let hints = (0..layout.pages(ps))
+        let hints = (0..pages)
             .map(|p| {
                 let byte = p * ps;
                 let v = spans.iter().position(|&(lo, hi)| byte >= lo && byte < hi)?;

@@ -13,6 +13,7 @@
 use super::pair_rows::PairRows;
 use super::{thread_count, Op, Program};
 use crate::error::ConfigError;
+use crate::estimate::{runs_of, Footprint};
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
@@ -67,8 +68,11 @@ pub struct MatvecSynthetic {
 }
 
 impl MatvecSynthetic {
-    /// Builds the program for `machine`.
-    pub fn new(c: &MatvecSyntheticConfig, machine: &Machine) -> Result<Self, ConfigError> {
+    /// Validates `c` and lays out the address space.
+    fn plan(
+        c: &MatvecSyntheticConfig,
+        machine: &Machine,
+    ) -> Result<(Layout, ArrayId, PairRows, u32, u64), ConfigError> {
         if c.n < 2 {
             return Err(ConfigError::new("workload.n", "must be at least 2"));
         }
@@ -82,13 +86,43 @@ impl MatvecSynthetic {
             ));
         }
         let threads = thread_count("workload.threads", c.threads, machine)?;
-        let rows = PairRows::new(c.n, threads)?;
         let ps = machine.page_size();
         let mut layout = Layout::new();
         // "Each row starts a new page and is a multiple number of pages."
         let a = layout.alloc_2d("A", c.n, c.n, c.elem_bytes, ps, ps);
+        let pages = layout.pages_checked(ps, "workload.n")?;
+        // Per-pair bookkeeping is small (threads are capped), so it is built here.
+        let rows = PairRows::new(c.n, threads)?;
+        Ok((layout, a, rows, threads, pages))
+    }
+
+    /// What the program needs, from its parameters alone.
+    pub fn footprint(
+        c: &MatvecSyntheticConfig,
+        machine: &Machine,
+    ) -> Result<Footprint, ConfigError> {
+        let (_, _, _, threads, pages) = Self::plan(c, machine)?;
+        let ps = machine.page_size();
+        // Per row: an announcement per page, a run and a compute op per entry.
+        let per_row = runs_of(c.n, c.elem_bytes, ps).saturating_add(c.n.saturating_mul(2));
+        Ok(Footprint {
+            pages,
+            threads,
+            ops: c.n.saturating_mul(per_row),
+            buffered_ops: per_row,
+            bytes: Footprint::hint_bytes(pages),
+            iterations: 0,
+            size_field: "workload.n",
+            ops_field: "workload.n",
+        })
+    }
+
+    /// Builds the program for `machine`.
+    pub fn new(c: &MatvecSyntheticConfig, machine: &Machine) -> Result<Self, ConfigError> {
+        let (layout, a, rows, threads, pages) = Self::plan(c, machine)?;
+        let ps = machine.page_size();
         let arr = layout.array(a).clone();
-        let hints = (0..layout.pages(ps))
+        let hints = (0..pages)
             .map(|p| {
                 let r = (p * ps).saturating_sub(arr.base) / arr.row_stride;
                 (r < c.n).then(|| rows.owner(r))

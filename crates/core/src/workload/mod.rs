@@ -16,6 +16,7 @@ pub mod pair_rows;
 pub mod surface_wave;
 
 use crate::error::ConfigError;
+use crate::estimate::Footprint;
 use crate::machine::Machine;
 use crate::memory::Layout;
 use crate::types::{Ns, Vpn};
@@ -250,26 +251,26 @@ pub enum Variant {
     Numa,
 }
 
-/// The registry of workloads: a tagged configuration per workload, with its parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum WorkloadConfig {
-    /// Dense vector-matrix multiply, rows dealt in blocks.
-    Matvec(MatvecConfig),
-    /// Jacobi relaxation on two grids with a 5-point stencil.
-    Jacobi(JacobiConfig),
-    /// Holliday's synthetic vector-matrix multiply: processor pairs, uneven sparsity.
-    MatvecSynthetic(MatvecSyntheticConfig),
-    /// Holliday's vector-matrix multiply over a real sparse matrix.
-    MatvecSparse(MatvecSparseConfig),
-    /// Holliday's unsynchronised surface wave on a torus.
-    SurfaceWave(SurfaceWaveConfig),
-    /// Gaussian elimination without pivoting, event-count synchronised (PLATINUM §5.1).
-    Gauss(GaussConfig),
-    /// Parallel merge sort, a tree of one-thread merges (PLATINUM §5.2).
-    Msort(MsortConfig),
-    /// Recurrent back-propagation, unsynchronised fine-grain sharing (PLATINUM §5.3).
-    Backprop(BackpropConfig),
+crate::registry::registry! {
+    /// The registry of workloads: a tagged configuration per workload, with its parameters.
+    pub enum WorkloadConfig {
+        /// Dense vector-matrix multiply, rows dealt in blocks.
+        "matvec" => Matvec(MatvecConfig) = "dense vector-matrix multiply y = Ax, rows dealt in blocks, repeated references per entry (Holliday 4.2)",
+        /// Jacobi relaxation on two grids with a 5-point stencil.
+        "jacobi" => Jacobi(JacobiConfig) = "Jacobi 5-point stencil on two NxN grids, a grid of partitions, a barrier per iteration (Holliday 4.3)",
+        /// Holliday's synthetic vector-matrix multiply: processor pairs, uneven sparsity.
+        "matvec-synthetic" => MatvecSynthetic(MatvecSyntheticConfig) = "512x512 matvec, processor pairs from opposite ends, half the rows 50% zero, repeated references (Holliday 4.2)",
+        /// Holliday's vector-matrix multiply over a real sparse matrix.
+        "matvec-sparse" => MatvecSparse(MatvecSparseConfig) = "matvec over a real sparse matrix in three-vector storage, processor pairs (Holliday 4.2, 5.2)",
+        /// Holliday's unsynchronised surface wave on a torus.
+        "surface-wave" => SurfaceWave(SurfaceWaveConfig) = "2-D surface wave on a 100x100 torus, free-running partitions without barriers (Holliday 4.4)",
+        /// Gaussian elimination without pivoting, event-count synchronised (PLATINUM §5.1).
+        "gauss" => Gauss(GaussConfig) = "Gaussian elimination without pivoting, 800x800 integers, rows per thread, event counts (PLATINUM 5.1)",
+        /// Parallel merge sort, a tree of one-thread merges (PLATINUM §5.2).
+        "msort" => Msort(MsortConfig) = "parallel merge sort: local sorts, then a tree of merges each done by one thread (PLATINUM 5.2)",
+        /// Recurrent back-propagation, unsynchronised fine-grain sharing (PLATINUM §5.3).
+        "backprop" => Backprop(BackpropConfig) = "recurrent back-propagation, 40-unit encoder, 16 patterns, no synchronisation (PLATINUM 5.3)",
+    }
 }
 
 impl Default for WorkloadConfig {
@@ -279,61 +280,19 @@ impl Default for WorkloadConfig {
 }
 
 impl WorkloadConfig {
-    /// Every registered workload with its default parameters.
-    pub fn all() -> Vec<WorkloadConfig> {
-        vec![
-            WorkloadConfig::Matvec(MatvecConfig::default()),
-            WorkloadConfig::Jacobi(JacobiConfig::default()),
-            WorkloadConfig::MatvecSynthetic(MatvecSyntheticConfig::default()),
-            WorkloadConfig::MatvecSparse(MatvecSparseConfig::default()),
-            WorkloadConfig::SurfaceWave(SurfaceWaveConfig::default()),
-            WorkloadConfig::Gauss(GaussConfig::default()),
-            WorkloadConfig::Msort(MsortConfig::default()),
-            WorkloadConfig::Backprop(BackpropConfig::default()),
-        ]
-    }
-
-    /// The registry name.
-    pub fn kind(&self) -> &'static str {
+    /// Validates the parameters and sizes the programs without allocating them.
+    pub fn footprint(&self, machine: &Machine) -> Result<Footprint, ConfigError> {
         match self {
-            WorkloadConfig::Matvec(_) => "matvec",
-            WorkloadConfig::Jacobi(_) => "jacobi",
-            WorkloadConfig::MatvecSynthetic(_) => "matvec-synthetic",
-            WorkloadConfig::MatvecSparse(_) => "matvec-sparse",
-            WorkloadConfig::SurfaceWave(_) => "surface-wave",
-            WorkloadConfig::Gauss(_) => "gauss",
-            WorkloadConfig::Msort(_) => "msort",
-            WorkloadConfig::Backprop(_) => "backprop",
-        }
-    }
-
-    /// One line saying what the workload is.
-    pub fn describe(&self) -> &'static str {
-        match self {
-            WorkloadConfig::Matvec(_) => {
-                "dense vector-matrix multiply y = Ax, rows dealt in blocks, repeated references per entry (Holliday 4.2)"
+            WorkloadConfig::Matvec(c) => matvec::Matvec::footprint(c, machine),
+            WorkloadConfig::Jacobi(c) => jacobi::Jacobi::footprint(c, machine),
+            WorkloadConfig::MatvecSynthetic(c) => {
+                matvec_synthetic::MatvecSynthetic::footprint(c, machine)
             }
-            WorkloadConfig::Jacobi(_) => {
-                "Jacobi 5-point stencil on two NxN grids, a grid of partitions, a barrier per iteration (Holliday 4.3)"
-            }
-            WorkloadConfig::MatvecSynthetic(_) => {
-                "512x512 matvec, processor pairs from opposite ends, half the rows 50% zero, repeated references (Holliday 4.2)"
-            }
-            WorkloadConfig::MatvecSparse(_) => {
-                "matvec over a real sparse matrix in three-vector storage, processor pairs (Holliday 4.2, 5.2)"
-            }
-            WorkloadConfig::SurfaceWave(_) => {
-                "2-D surface wave on a 100x100 torus, free-running partitions without barriers (Holliday 4.4)"
-            }
-            WorkloadConfig::Gauss(_) => {
-                "Gaussian elimination without pivoting, 800x800 integers, rows per thread, event counts (PLATINUM 5.1)"
-            }
-            WorkloadConfig::Msort(_) => {
-                "parallel merge sort: local sorts, then a tree of merges each done by one thread (PLATINUM 5.2)"
-            }
-            WorkloadConfig::Backprop(_) => {
-                "recurrent back-propagation, 40-unit encoder, 16 patterns, no synchronisation (PLATINUM 5.3)"
-            }
+            WorkloadConfig::MatvecSparse(c) => matvec_sparse::MatvecSparse::footprint(c, machine),
+            WorkloadConfig::SurfaceWave(c) => surface_wave::SurfaceWave::footprint(c, machine),
+            WorkloadConfig::Gauss(c) => gauss::Gauss::footprint(c, machine),
+            WorkloadConfig::Msort(c) => msort::Msort::footprint(c, machine),
+            WorkloadConfig::Backprop(c) => backprop::Backprop::footprint(c, machine),
         }
     }
 
@@ -364,11 +323,27 @@ pub(crate) fn thread_count(
     threads: Option<u32>,
     machine: &Machine,
 ) -> Result<u32, ConfigError> {
+    let max = crate::estimate::MAX_THREADS;
     match threads {
         Some(0) => Err(ConfigError::new(field, "must be at least 1")),
+        Some(n) if n > max => Err(ConfigError::new(
+            field,
+            format!("{n} threads; a run has at most {max}"),
+        )),
         Some(n) => Ok(n),
-        None => Ok(machine.procs() as u32),
+        None => Ok((machine.procs() as u32).min(max)),
     }
+}
+
+/// `per_unit` ns times `units`, or an error naming `field` when the product does not fit
+/// in simulated time.
+pub(crate) fn checked_ns(field: &str, per_unit: u64, units: u64) -> Result<Ns, ConfigError> {
+    per_unit.checked_mul(units).map(Ns).ok_or_else(|| {
+        ConfigError::new(
+            field,
+            format!("{per_unit} ns x {units} does not fit in 64-bit simulated time"),
+        )
+    })
 }
 
 /// Placement hints from an owner-of-byte function: each page goes to the owner of its

@@ -11,6 +11,7 @@
 
 use super::{thread_count, Emitter, Op, Program};
 use crate::error::ConfigError;
+use crate::estimate::{runs_of, Footprint};
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
@@ -60,6 +61,23 @@ pub struct Msort {
 impl Msort {
     /// Builds the program for `machine`.
     pub fn new(c: &MsortConfig, machine: &Machine) -> Result<Msort, ConfigError> {
+        let threads = Self::new_checked_threads(c, machine)?;
+        let (layout, [a, b, flags], _) = Self::plan(c, threads, machine)?;
+        let ps = machine.page_size();
+        Ok(Msort {
+            layout,
+            arrays: [a, b],
+            flags,
+            n: c.n,
+            threads,
+            compute: c.compute_ns_per_key,
+            level: vec![0; threads as usize],
+            emit: Emitter { page_size: ps },
+        })
+    }
+
+    /// Validates the parameters and returns the thread count.
+    fn new_checked_threads(c: &MsortConfig, machine: &Machine) -> Result<u32, ConfigError> {
         if c.n < 2 {
             return Err(ConfigError::new("workload.n", "must be at least 2"));
         }
@@ -76,24 +94,48 @@ impl Msort {
                 ),
             ));
         }
+        Ok(threads)
+    }
+
+    /// First key of thread `t`'s chunk.
+    /// Lays out keys, scratch and flags.
+    fn plan(
+        c: &MsortConfig,
+        threads: u32,
+        machine: &Machine,
+    ) -> Result<(Layout, [ArrayId; 3], u64), ConfigError> {
         let ps = machine.page_size();
         let mut layout = Layout::new();
         let a = layout.alloc("keys", c.n, c.elem_bytes, ps);
         let b = layout.alloc("scratch", c.n, c.elem_bytes, ps);
         let flags = layout.alloc("done-flags", threads as u64, 4, ps);
-        Ok(Msort {
-            layout,
-            arrays: [a, b],
-            flags,
-            n: c.n,
+        let pages = layout.pages_checked(ps, "workload.n")?;
+        Ok((layout, [a, b, flags], pages))
+    }
+
+    /// What the program needs, from its parameters alone.
+    pub fn footprint(c: &MsortConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
+        let threads = Self::new_checked_threads(c, machine)?;
+        let (_, _, pages) = Self::plan(c, threads, machine)?;
+        // Every pass (local or merge) reads and writes the keys once: about log2(n) + 1
+        // passes of two runs per page, plus flags and waits per thread and level.
+        let passes = Self::local_passes(c.n) as u64 + 1;
+        let ops = passes
+            .saturating_mul(4)
+            .saturating_mul(runs_of(c.n, c.elem_bytes, machine.page_size()))
+            .saturating_add(16 * threads as u64);
+        Ok(Footprint {
+            pages,
             threads,
-            compute: c.compute_ns_per_key,
-            level: vec![0; threads as usize],
-            emit: Emitter { page_size: ps },
+            ops,
+            buffered_ops: ops.div_ceil(threads as u64).saturating_mul(2),
+            bytes: threads as u64 * 4,
+            iterations: 0,
+            size_field: "workload.n",
+            ops_field: "workload.n",
         })
     }
 
-    /// First key of thread `t`'s chunk.
     fn start(&self, t: u32) -> u64 {
         self.n * t as u64 / self.threads as u64
     }

@@ -14,8 +14,9 @@
 //! sharing and the matrix product's private pages. `layout = "horizontal"` stores the grids
 //! row-major instead.
 
-use super::{hints_by_first_byte, thread_count, Emitter, Op, PageLayout, Program};
+use super::{checked_ns, hints_by_first_byte, thread_count, Emitter, Op, PageLayout, Program};
 use crate::error::ConfigError;
+use crate::estimate::{runs_of, Footprint};
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::Ns;
@@ -82,8 +83,12 @@ pub struct SurfaceWave {
 }
 
 impl SurfaceWave {
-    /// Builds the program for `machine`.
-    pub fn new(c: &SurfaceWaveConfig, machine: &Machine) -> Result<Self, ConfigError> {
+    /// Validates `c` and lays out the three time levels.
+    #[allow(clippy::type_complexity)]
+    fn plan(
+        c: &SurfaceWaveConfig,
+        machine: &Machine,
+    ) -> Result<(Layout, [ArrayId; 3], u32, [u32; 2], u64, u64), ConfigError> {
         if c.n < 3 {
             return Err(ConfigError::new("workload.n", "must be at least 3"));
         }
@@ -110,7 +115,7 @@ impl SurfaceWave {
         let [prow, pcol] = c
             .grid
             .unwrap_or_else(|| super::jacobi::square_grid(threads));
-        if prow == 0 || pcol == 0 || prow * pcol != threads {
+        if prow == 0 || pcol == 0 || prow as u64 * pcol as u64 != threads as u64 {
             return Err(ConfigError::new(
                 "workload.grid",
                 format!("{prow}x{pcol} partitions for {threads} threads: need one per thread"),
@@ -128,13 +133,56 @@ impl SurfaceWave {
                 ),
             ));
         }
+        let points = c.n.checked_mul(c.n).ok_or_else(|| {
+            ConfigError::new(
+                "workload.n",
+                format!("{0} x {0} points do not fit in 64 bits", c.n),
+            )
+        })?;
         let ps = machine.page_size();
         let mut layout = Layout::new();
         let grids = [
-            layout.alloc("previous", c.n * c.n, c.elem_bytes, ps),
-            layout.alloc("current", c.n * c.n, c.elem_bytes, ps),
-            layout.alloc("next", c.n * c.n, c.elem_bytes, ps),
+            layout.alloc("previous", points, c.elem_bytes, ps),
+            layout.alloc("current", points, c.elem_bytes, ps),
+            layout.alloc("next", points, c.elem_bytes, ps),
         ];
+        let pages = layout.pages_checked(ps, "workload.n")?;
+        checked_ns(
+            "workload.compute_ns_per_point",
+            c.compute_ns_per_point,
+            c.n / pcol as u64,
+        )?;
+        Ok((layout, grids, threads, [prow, pcol], steps, pages))
+    }
+
+    /// What the program needs, from its parameters alone.
+    pub fn footprint(c: &SurfaceWaveConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
+        let (_, _, threads, [_, pcol], steps, pages) = Self::plan(c, machine)?;
+        let ps = machine.page_size();
+        let cpp = c.n / pcol as u64;
+        // Per row of a partition: nine segments, a compute op.
+        let per_row = runs_of(cpp, c.elem_bytes, ps)
+            .saturating_add(2)
+            .saturating_mul(10);
+        let per_step_thread = (c.n / (threads as u64 / pcol as u64).max(1)).saturating_mul(per_row);
+        Ok(Footprint {
+            pages,
+            threads,
+            ops: per_step_thread
+                .saturating_mul(threads as u64)
+                .saturating_mul(steps),
+            buffered_ops: per_step_thread,
+            bytes: Footprint::hint_bytes(pages).saturating_add(threads as u64 * 4),
+            iterations: 0,
+            size_field: "workload.n",
+            ops_field: "workload.total_ms",
+        })
+    }
+
+    /// Builds the program for `machine`.
+    pub fn new(c: &SurfaceWaveConfig, machine: &Machine) -> Result<Self, ConfigError> {
+        let (layout, grids, threads, [prow, pcol], steps, pages) = Self::plan(c, machine)?;
+        let ps = machine.page_size();
         let (rpp, cpp) = (c.n / prow as u64, c.n / pcol as u64);
         let spans: Vec<(u64, u64)> = grids
             .iter()
@@ -146,7 +194,7 @@ impl SurfaceWave {
         let n = c.n;
         let elem = c.elem_bytes;
         let vertical = c.layout == PageLayout::Vertical;
-        let hints = hints_by_first_byte(layout.pages(ps), ps, |byte| {
+        let hints = hints_by_first_byte(pages, ps, |byte| {
             let (lo, _) = spans.iter().find(|(lo, hi)| byte >= *lo && byte < *hi)?;
             let lin = (byte - lo) / elem;
             if vertical {
@@ -168,7 +216,7 @@ impl SurfaceWave {
             steps: steps as u32,
             step: vec![0; threads as usize],
             threads,
-            compute_per_row: Ns(c.compute_ns_per_point * cpp),
+            compute_per_row: Ns(c.compute_ns_per_point * cpp), // checked in `plan`
             emit: Emitter { page_size: ps },
             hints,
         })
