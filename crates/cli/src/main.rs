@@ -530,16 +530,18 @@ fn section_show(section: &str, name: &str, sets: &[String]) -> Result<(), Failur
         let prefixed = format!("{section}.{}", s.trim());
         numaplace_harness::resolve::apply_set(&mut doc, &prefixed)?;
     }
-    // Resolve it as a run would, so what is printed is valid and complete.
-    let text = toml::to_string(&doc).context("serialising the section")?;
-    let cfg = numaplace_harness::resolve_text("(shown)", &text, &Overrides::default())?;
-    let mut shown = toml::Table::new();
+    // Read it back into its typed configuration, so what is printed is valid and complete.
+    let table = doc
+        .remove(section)
+        .unwrap_or(toml::Value::Table(toml::Table::new()));
+    let typed = |e: toml::de::Error| UserError::new(format!("{section}: {}", e.message()));
     let value = match section {
-        "workload" => toml::Value::try_from(&cfg.workload),
-        "policy" => toml::Value::try_from(&cfg.policy),
-        _ => toml::Value::try_from(&cfg.scheduler),
+        "workload" => toml::Value::try_from(table.try_into::<WorkloadConfig>().map_err(typed)?),
+        "policy" => toml::Value::try_from(table.try_into::<PolicyConfig>().map_err(typed)?),
+        _ => toml::Value::try_from(table.try_into::<SchedulerConfig>().map_err(typed)?),
     }
     .context("serialising the section")?;
+    let mut shown = toml::Table::new();
     shown.insert(section.into(), value);
     let body = toml::to_string_pretty(&shown).context("serialising the section")?;
     out(&format!(

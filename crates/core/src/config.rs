@@ -146,6 +146,23 @@ impl RunConfig {
         }
         let policy = self.policy.build(&machine)?;
         self.scheduler.check(&machine, fp.threads)?;
+        let own = policy
+            .daemons(&machine)
+            .iter()
+            .filter(|d| d.placement == crate::policy::DaemonPlacement::OwnProcessor)
+            .count();
+        if own > 0 && fp.threads as usize + own > machine.procs() {
+            return Err(ConfigError::new(
+                "workload.threads",
+                format!(
+                    "{} threads and {own} daemon(s) of policy `{}` that need a processor of \
+                     their own do not fit on {} processors",
+                    fp.threads,
+                    policy.name(),
+                    machine.procs()
+                ),
+            ));
+        }
         let pages = fp.pages;
         let size = fp.size_field.to_string();
         let part = |what: &'static str, field: &str, bytes: u64| Part {

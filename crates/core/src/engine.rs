@@ -783,11 +783,12 @@ impl Engine {
             let busy = &mut self.modules[m.target.idx()];
             let start = t.max(*busy);
             ts.contention_wait_ns += (start - t).0;
-            *busy = start + Ns(costs.module_service_ns * count as u64);
+            *busy = start + Ns(costs.module_service_ns.saturating_mul(count as u64));
             t = start;
         }
         let start = t;
-        t += Ns(per_word * count as u64);
+        // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
+        t += Ns(per_word.saturating_mul(count as u64));
         self.mem.record_user_run(
             vpn,
             node,

@@ -301,7 +301,9 @@ impl Machine {
     /// Time to copy one whole page between two modules (the block-transfer part only).
     #[inline]
     pub fn page_transfer(&self) -> Ns {
-        Ns(self.words_per_page * self.config.costs.block_transfer_per_word_ns)
+        Ns(self
+            .words_per_page
+            .saturating_mul(self.config.costs.block_transfer_per_word_ns))
     }
 
     /// Full cost of migrating one page, without shootdowns: fixed part + block transfer.

@@ -16,7 +16,7 @@ const FALLBACK_MEMORY: u64 = 8_000_000_000;
 
 /// Bytes of the JSON record per per-page report entry and per series point (measured on
 /// pretty-printed records with a margin; they bound the output the harness builds).
-const JSON_BYTES_PER_PAGE: u64 = 2_048;
+const JSON_BYTES_PER_PAGE: u64 = 8_192;
 const JSON_BYTES_PER_POINT: u64 = 4_096;
 
 /// Limits a run is checked against.

@@ -402,7 +402,7 @@ impl<'a> Ctx<'a> {
         others.remove(self.actor);
         let k = others.len() as u64;
         self.stats.events.invalidations += k;
-        self.cost += Ns(self.machine.costs().shootdown_per_node_ns * k);
+        self.cost += Ns(self.machine.costs().shootdown_per_node_ns.saturating_mul(k));
     }
 
     /// Occupies modules `a` and `b` for a block transfer starting no earlier than the
@@ -523,8 +523,9 @@ impl<'a> Ctx<'a> {
             self.mem.release_frame(d);
         }
         let c = self.machine.costs();
-        self.cost +=
-            Ns(c.coherency_fault_fixed_ns + c.coherency_per_copy_ns * dropped.len() as u64);
+        self.cost += Ns(c
+            .coherency_fault_fixed_ns
+            .saturating_add(c.coherency_per_copy_ns.saturating_mul(dropped.len() as u64)));
         self.charge_shootdowns(stale);
         let now = self.now;
         let p = self.mem.page_mut(vpn);
@@ -636,7 +637,7 @@ impl<'a> Ctx<'a> {
         let at_free = got;
         if run.per_access > Ns::ZERO && run.start <= at_free && at_free < run.end {
             let done = (at_free - run.start).0.div_ceil(run.per_access.0);
-            got = (run.start + Ns(done * run.per_access.0)).min(run.end);
+            got = (run.start + Ns(done.saturating_mul(run.per_access.0))).min(run.end);
             if got < run.end {
                 user = Some(run.thread);
             }

@@ -58,6 +58,9 @@ pub struct PlatinumPolicy {
     config: PlatinumConfig,
 }
 
+/// Shortest defrost period accepted (ns).
+pub const MIN_DEFROST_PERIOD_NS: u64 = 1_000;
+
 impl PlatinumPolicy {
     /// A `platinum` policy for `machine`.
     pub fn new(config: PlatinumConfig, machine: &Machine) -> Result<PlatinumPolicy, ConfigError> {
@@ -68,6 +71,17 @@ impl PlatinumPolicy {
                     "node {} does not exist (the machine has {})",
                     config.daemon_node,
                     machine.nodes()
+                ),
+            ));
+        }
+        // A defrost daemon waking more often than once a microsecond is below any
+        // machine's interrupt cost and would turn the run into daemon wake-ups.
+        if config.t2_ns != 0 && config.t2_ns < MIN_DEFROST_PERIOD_NS {
+            return Err(ConfigError::new(
+                "policy.t2_ns",
+                format!(
+                    "{} ns: the defrost period is 0 (no daemon) or at least {MIN_DEFROST_PERIOD_NS} ns",
+                    config.t2_ns
                 ),
             ));
         }

@@ -1,0 +1,127 @@
+//! No run allocates more than its estimate says: a counting allocator measures the peak
+//! heap of resolving, building and running every machine x workload x policy at a small
+//! size (and a few larger ones), and compares it with the harness's estimate.
+
+use numaplace_core::workload::WorkloadConfig;
+use numaplace_core::PolicyConfig;
+use numaplace_harness::{limits, presets, resolve, run_to_json, Overrides};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(layout.size(), Ordering::SeqCst) + layout.size();
+            PEAK.fetch_max(now, Ordering::SeqCst);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        CURRENT.fetch_sub(layout.size(), Ordering::SeqCst);
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Tests in this file measure one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Peak heap bytes above the starting level while `f` runs.
+fn peak_of(f: impl FnOnce()) -> usize {
+    let base = CURRENT.load(Ordering::SeqCst);
+    PEAK.store(base, Ordering::SeqCst);
+    f();
+    PEAK.load(Ordering::SeqCst).saturating_sub(base)
+}
+
+fn small(kind: &str) -> Vec<String> {
+    let sets: &[&str] = match kind {
+        "matvec" | "jacobi" => &["workload.n=128", "workload.iterations=2"],
+        "matvec-synthetic" => &["workload.n=64"],
+        "matvec-sparse" => &["workload.matrix=\"pores-1\""],
+        "surface-wave" => &["workload.total_ms=500"],
+        "gauss" => &["workload.n=96"],
+        "msort" => &["workload.n=4096"],
+        "backprop" => &["workload.epochs=1"],
+        _ => &[],
+    };
+    let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    v.push("workload.threads=8".into());
+    v
+}
+
+fn check(ov: &Overrides) {
+    let label = format!("{ov:?}");
+    let cfg = resolve(None, ov).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let est = limits::estimate(&cfg).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let peak = peak_of(|| {
+        let out = run_to_json(&cfg).unwrap_or_else(|e| panic!("{label}: {e}"));
+        let body = serde_json::to_string_pretty(&out.json).unwrap();
+        assert!(!body.is_empty());
+    });
+    assert!(
+        peak as u64 <= est.bytes,
+        "{label}: peak {peak} B above the estimate {} B",
+        est.bytes
+    );
+}
+
+#[test]
+fn no_registered_combination_allocates_more_than_its_estimate() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for machine in presets::names() {
+        for w in WorkloadConfig::all() {
+            for p in PolicyConfig::all() {
+                check(&Overrides {
+                    machine: Some(machine.to_string()),
+                    workload: Some(w.kind().to_string()),
+                    policy: Some(p.kind().to_string()),
+                    seed: Some(1),
+                    sets: small(w.kind()),
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn larger_runs_stay_within_their_estimates() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for sets in [
+        // Many small pages and per-page reports.
+        vec![
+            "workload.n=512",
+            "machine.page_size_bytes=64",
+            "machine.frames_per_node=100000",
+        ],
+        // History on every page and node.
+        vec!["workload.n=256", "machine.page_size_bytes=256"],
+        // Many iterations: series points.
+        vec!["workload.n=64", "workload.iterations=2000"],
+        // Fixed-interval series points.
+        vec!["workload.n=128", "report.series_interval_ns=10000"],
+    ] {
+        for policy in ["static", "holliday-daemon", "platinum"] {
+            check(&Overrides {
+                machine: Some("butterfly-plus".into()),
+                workload: Some("jacobi".into()),
+                policy: Some(policy.into()),
+                seed: Some(1),
+                sets: sets
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain(["workload.threads=8".to_string()])
+                    .collect(),
+            });
+        }
+    }
+}
