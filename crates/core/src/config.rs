@@ -263,3 +263,33 @@ impl RunConfig {
         self.engine()?.run()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Seeded {
+        #[serde(with = "seed_format")]
+        seed: u64,
+    }
+
+    #[test]
+    fn seeds_beyond_i64_are_written_as_strings_and_read_back() {
+        let text = serde_json::to_string(&Seeded { seed: u64::MAX }).unwrap();
+        assert_eq!(text, r#"{"seed":"18446744073709551615"}"#);
+        let back: Seeded = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.seed, u64::MAX);
+    }
+
+    #[test]
+    fn seeds_within_i64_stay_integers() {
+        let text = serde_json::to_string(&Seeded { seed: 7 }).unwrap();
+        assert_eq!(text, r#"{"seed":7}"#);
+    }
+
+    #[test]
+    fn negative_seeds_are_refused() {
+        assert!(serde_json::from_str::<Seeded>(r#"{"seed":-1}"#).is_err());
+    }
+}

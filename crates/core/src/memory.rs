@@ -386,3 +386,33 @@ impl Memory {
         page.written_since_age = false;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_array_too_large_for_64_bit_addresses_makes_the_layout_refuse_itself() {
+        let mut l = Layout::new();
+        l.alloc_2d("huge", 1 << 33, 1 << 33, 8, 4096, 1);
+        let e = l.pages_checked(4096, "workload.n").unwrap_err();
+        assert_eq!(e.field, "workload.n");
+        assert!(e.message.contains("huge"), "{}", e.message);
+    }
+
+    #[test]
+    fn more_pages_than_a_run_addresses_are_refused() {
+        let mut l = Layout::new();
+        l.alloc("big", 1 << 40, 8, 64);
+        assert!(l.pages_checked(64, "workload.n").is_err());
+        assert!(l.pages_checked(1 << 30, "workload.n").is_ok());
+    }
+
+    #[test]
+    fn bytes_needed_counts_every_per_node_table() {
+        let plain = Memory::bytes_needed(100, 4, false);
+        let tracked = Memory::bytes_needed(100, 4, true);
+        assert!(tracked > plain);
+        assert!(plain >= 100 * 4 * (std::mem::size_of::<Mapping>() as u64 + 8));
+    }
+}
