@@ -28,6 +28,14 @@ use crate::error::{ErrorKind, MatrixError};
 /// that a hostile repeat count cannot exhaust memory.
 const MAX_STEPS: usize = 100_000;
 
+/// Widest field a data edit descriptor may declare (`I1024`, `E1024.16`).
+///
+/// A field that runs past the end of its line is padded with blanks, as
+/// Fortran does, so the width decides how much text is built per value; a
+/// hostile width such as `I999999999999` must not. Real Harwell-Boeing
+/// formats use widths below 30.
+pub const MAX_FIELD_WIDTH: usize = 1024;
+
 /// How a data edit descriptor interprets its field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EditKind {
@@ -240,7 +248,11 @@ impl FortranFormat {
         count: usize,
         mut convert: impl FnMut(&Slot, &str) -> Result<T, ErrorKind>,
     ) -> Result<(Vec<(T, usize)>, usize), ReadError> {
-        let mut out = Vec::with_capacity(count.min(1 << 20));
+        // Each value needs at least one character of a line (a field that
+        // starts past the end of its line is an error), so the text present
+        // bounds what `count`, a number from a header, may reserve.
+        let room: usize = lines.iter().map(|l| l.len()).sum();
+        let mut out = Vec::with_capacity(count.min(room));
         let mut used = 0;
         for slot in self.slots().take(count) {
             let Some(line) = lines.get(slot.record) else {
@@ -650,9 +662,12 @@ fn read_number(chars: &[char], pos: &mut usize) -> Result<Option<usize>, String>
     Ok((*pos > start).then_some(value))
 }
 
-/// Reads a nonzero field width.
+/// Reads a nonzero field width of at most [`MAX_FIELD_WIDTH`].
 fn read_width(chars: &[char], pos: &mut usize, what: &str) -> Result<usize, String> {
     match read_number(chars, pos)? {
+        Some(w) if w > MAX_FIELD_WIDTH => Err(format!(
+            "{what} field width {w} is above the limit of {MAX_FIELD_WIDTH}"
+        )),
         Some(w) if w > 0 => Ok(w),
         _ => Err(format!("{what} descriptor needs a nonzero width")),
     }
