@@ -326,6 +326,13 @@ impl SparseMatrix {
         &self.values
     }
 
+    /// Consumes the matrix and returns its row pointers (see
+    /// [`row_ptr`](Self::row_ptr)), for callers that need only the row
+    /// structure and should not hold a second copy of it.
+    pub fn into_row_ptr(self) -> Vec<usize> {
+        self.row_ptr
+    }
+
     /// The stored entries of row `i` as `(column, value)` pairs, by increasing
     /// column. A row index `>= rows` yields an empty iterator instead of
     /// panicking, since callers may iterate over another matrix's row range.
