@@ -185,7 +185,9 @@ pub fn read_harwell_boeing(text: &str, name: &str) -> Result<SparseMatrix, Matri
         None => None,
     };
 
-    let mut entries = Vec::with_capacity(h.nnz);
+    // `indices` holds nnz values read from the file, so this reservation is
+    // backed by text that is present, not just by the header's count.
+    let mut entries = Vec::with_capacity(indices.len());
     for col in 0..h.ncol {
         // Pointers were validated as 1 <= p[j] <= p[j+1] <= nnz + 1.
         let from = pointers[col].0 as usize - 1;
