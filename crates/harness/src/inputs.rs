@@ -61,7 +61,10 @@ pub fn sparse_rows(name: &str) -> Result<SparseRows, UserError> {
             ))
         })?,
     };
-    let row_ptr = m.row_ptr().iter().map(|&p| p as u64).collect();
+    // Consume the matrix so that its pointer array is reused (usize and u64
+    // have the same layout on 64-bit targets) instead of copied: only the row
+    // structure is needed, and it may be large (up to MAX_DIMENSION rows).
+    let row_ptr = m.into_row_ptr().into_iter().map(|p| p as u64).collect();
     SparseRows::new(name, row_ptr).map_err(|e| UserError::new(e.to_string()))
 }
 

@@ -60,6 +60,17 @@ pub enum ErrorKind {
         /// Why it was rejected.
         reason: String,
     },
+    /// A size declared in a header is impossible (more entries than the
+    /// matrix has positions) or above a documented limit of this crate (see
+    /// [`MAX_DIMENSION`](crate::MAX_DIMENSION)); `field` names the header
+    /// field as the format's documentation calls it.
+    #[error("{field}: {reason}")]
+    DeclaredSize {
+        /// The header field, e.g. `"rows"` or `"nnzero"`.
+        field: &'static str,
+        /// What is wrong with the declared value.
+        reason: String,
+    },
     /// The file ends before all declared data was read.
     #[error("unexpected end of file: {0}")]
     Truncated(String),

@@ -28,6 +28,14 @@ use crate::error::{ErrorKind, MatrixError};
 /// that a hostile repeat count cannot exhaust memory.
 const MAX_STEPS: usize = 100_000;
 
+/// Widest field a data edit descriptor may declare (`I1024`, `E1024.16`).
+///
+/// A field that runs past the end of its line is padded with blanks, as
+/// Fortran does, so the width decides how much text is built per value; a
+/// hostile width such as `I999999999999` must not. Real Harwell-Boeing
+/// formats use widths below 30.
+pub const MAX_FIELD_WIDTH: usize = 1024;
+
 /// How a data edit descriptor interprets its field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EditKind {
@@ -57,7 +65,8 @@ enum Step {
     Skip(usize),
     Scale(i32),
     Blank(BlankMode),
-    NewRecord,
+    /// Advance this many records (one per `/`; consecutive ones merged).
+    NewRecord(usize),
 }
 
 /// Parsed format item before expansion of repeat counts.
@@ -137,6 +146,7 @@ impl FortranFormat {
             None => expand(&items, 1, &mut reversion),
         }
         .map_err(|r| bad(&r))?;
+        let (first, reversion) = (compress(first), compress(reversion));
         let has_data = |steps: &[Step]| steps.iter().any(|s| matches!(s, Step::Data { .. }));
         if !has_data(&first) || !has_data(&reversion) {
             return Err(bad("no data edit descriptor"));
@@ -193,10 +203,11 @@ impl FortranFormat {
             if pos == steps.len() {
                 // End of the format with values still wanted: next record,
                 // and revert. `parse` guarantees the reversion part has data,
-                // so this loop always makes progress.
+                // and `compress` that at most four other steps precede each
+                // data step, so every value costs a bounded number of turns.
                 in_first = false;
                 pos = 0;
-                record += 1;
+                record = record.saturating_add(1);
                 col = 0;
                 continue;
             }
@@ -223,8 +234,8 @@ impl FortranFormat {
                 Step::Skip(n) => col = col.saturating_add(n),
                 Step::Scale(k) => scale = k,
                 Step::Blank(m) => blank = m,
-                Step::NewRecord => {
-                    record += 1;
+                Step::NewRecord(n) => {
+                    record = record.saturating_add(n);
                     col = 0;
                 }
             }
@@ -240,7 +251,11 @@ impl FortranFormat {
         count: usize,
         mut convert: impl FnMut(&Slot, &str) -> Result<T, ErrorKind>,
     ) -> Result<(Vec<(T, usize)>, usize), ReadError> {
-        let mut out = Vec::with_capacity(count.min(1 << 20));
+        // Each value needs at least one character of a line (a field that
+        // starts past the end of its line is an error), so the text present
+        // bounds what `count`, a number from a header, may reserve.
+        let room: usize = lines.iter().map(|l| l.len()).sum();
+        let mut out = Vec::with_capacity(count.min(room));
         let mut used = 0;
         for slot in self.slots().take(count) {
             let Some(line) = lines.get(slot.record) else {
@@ -530,7 +545,7 @@ fn parse_list(chars: &[char], pos: &mut usize, depth: usize) -> Result<Vec<Item>
             }
             '/' => {
                 *pos += 1;
-                items.push(Item::Step(Step::NewRecord));
+                items.push(Item::Step(Step::NewRecord(1)));
                 continue;
             }
             _ => {}
@@ -650,12 +665,67 @@ fn read_number(chars: &[char], pos: &mut usize) -> Result<Option<usize>, String>
     Ok((*pos > start).then_some(value))
 }
 
-/// Reads a nonzero field width.
+/// Reads a nonzero field width of at most [`MAX_FIELD_WIDTH`].
 fn read_width(chars: &[char], pos: &mut usize, what: &str) -> Result<usize, String> {
     match read_number(chars, pos)? {
+        Some(w) if w > MAX_FIELD_WIDTH => Err(format!(
+            "{what} field width {w} is above the limit of {MAX_FIELD_WIDTH}"
+        )),
         Some(w) if w > 0 => Ok(w),
         _ => Err(format!("{what} descriptor needs a nonzero width")),
     }
+}
+
+/// Replaces every run of consecutive non-data steps by at most four steps
+/// with the same effect: the records to advance, the columns to skip after
+/// the last record break, the last scale factor and the last blank mode.
+///
+/// Without this a format could place up to [`MAX_STEPS`] control steps
+/// (`(BN,BN,...,I1)`) before each value, and reading would cost that many
+/// steps per value: quadratic time in the size of a hostile file.
+fn compress(steps: Vec<Step>) -> Vec<Step> {
+    #[derive(Default)]
+    struct Run {
+        records: usize,
+        skip: usize,
+        scale: Option<i32>,
+        blank: Option<BlankMode>,
+    }
+    fn flush(run: &mut Run, out: &mut Vec<Step>) {
+        let run = std::mem::take(run);
+        if run.records > 0 {
+            out.push(Step::NewRecord(run.records));
+        }
+        if run.skip > 0 {
+            out.push(Step::Skip(run.skip));
+        }
+        if let Some(k) = run.scale {
+            out.push(Step::Scale(k));
+        }
+        if let Some(m) = run.blank {
+            out.push(Step::Blank(m));
+        }
+    }
+    let mut out = Vec::with_capacity(steps.len());
+    let mut run = Run::default();
+    for step in steps {
+        match step {
+            Step::Data { .. } => {
+                flush(&mut run, &mut out);
+                out.push(step);
+            }
+            Step::Skip(n) => run.skip = run.skip.saturating_add(n),
+            Step::NewRecord(n) => {
+                // A record break makes earlier skips moot: it resets the column.
+                run.records = run.records.saturating_add(n);
+                run.skip = 0;
+            }
+            Step::Scale(k) => run.scale = Some(k),
+            Step::Blank(m) => run.blank = Some(m),
+        }
+    }
+    flush(&mut run, &mut out);
+    out
 }
 
 /// Flattens items with repeat counts into `out`, bounded by [`MAX_STEPS`].

@@ -34,8 +34,7 @@ use crate::error::{ErrorKind, MatrixError};
 use crate::fortran::{
     parse_integer_field, read_int_slot, read_real_slot, BlankMode, FortranFormat, ReadError,
 };
-use crate::matrix::{RawEntry, SparseMatrix, Symmetry};
-use crate::MAX_DIMENSION;
+use crate::matrix::{check_dimension, check_entry_count, RawEntry, SparseMatrix, Symmetry};
 
 /// Header fields the reader needs.
 struct Header {
@@ -140,7 +139,7 @@ pub fn read_harwell_boeing(text: &str, name: &str) -> Result<SparseMatrix, Matri
             ptr_line(h.ncol),
             ErrorKind::InconsistentPointers(format!(
                 "last pointer is {last}, must be nnzero + 1 = {}",
-                h.nnz + 1
+                h.nnz as u64 + 1
             )),
         ));
     }
@@ -186,7 +185,9 @@ pub fn read_harwell_boeing(text: &str, name: &str) -> Result<SparseMatrix, Matri
         None => None,
     };
 
-    let mut entries = Vec::with_capacity(h.nnz);
+    // `indices` holds nnz values read from the file, so this reservation is
+    // backed by text that is present, not just by the header's count.
+    let mut entries = Vec::with_capacity(indices.len());
     for col in 0..h.ncol {
         // Pointers were validated as 1 <= p[j] <= p[j+1] <= nnz + 1.
         let from = pointers[col].0 as usize - 1;
@@ -311,10 +312,11 @@ fn count_field(
             ErrorKind::BadHeader(format!("missing {what}")),
         )),
         Some(v) => usize::try_from(v).map_err(|_| {
+            let problem = if v < 0 { "negative" } else { "too large" };
             MatrixError::at(
                 name,
                 line,
-                ErrorKind::BadHeader(format!("{what} is negative ({v})")),
+                ErrorKind::BadHeader(format!("{what} is {problem} ({v})")),
             )
         }),
     }
@@ -414,14 +416,9 @@ fn parse_header(lines: &[&str], name: &str) -> Result<Header, MatrixError> {
     let nrow = count_field(dims[0], "nrow", true, name, 3)?;
     let ncol = count_field(dims[1], "ncol", true, name, 3)?;
     let nnz = count_field(dims[2], "nnzero", true, name, 3)?;
-    if nrow > MAX_DIMENSION || ncol > MAX_DIMENSION {
-        return Err(at(
-            3,
-            ErrorKind::Unsupported(format!(
-                "dimensions {nrow}x{ncol} exceed the limit of {MAX_DIMENSION}"
-            )),
-        ));
-    }
+    check_dimension("nrow", nrow).map_err(|k| at(3, k))?;
+    check_dimension("ncol", ncol).map_err(|k| at(3, k))?;
+    check_entry_count("nnzero", nnz, nrow, ncol, symmetry).map_err(|k| at(3, k))?;
 
     // Line 4: formats.
     let fixed = [

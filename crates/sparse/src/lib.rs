@@ -20,6 +20,33 @@
 //! count Holliday and the Harwell-Boeing catalogue quote. Malformed input
 //! never panics; it yields a [`MatrixError`] displayed as `NAME:LINE: message`.
 //!
+//! # Limits
+//!
+//! Files come from outside the program, so no number read from a header
+//! decides an allocation before it has been checked against the input that
+//! is actually present ("validate, then allocate"):
+//!
+//! * Rows and columns are at most [`MAX_DIMENSION`] (2^24 = 16,777,216).
+//!   CSR storage keeps one row pointer (8 bytes) per row, empty or not, and
+//!   the simulator's `matvec-sparse` workload needs that pointer array too,
+//!   so a declared row count costs memory even when the file has few
+//!   entries; at the limit the pointers take 128 MiB. Larger declarations
+//!   are refused at the header line with an error naming the field, e.g.
+//!   `big.mtx:2: rows: 134217728 declared, above the limit of 16777216 ...`.
+//! * A declared entry count larger than the number of positions the matrix
+//!   has (`rows * cols`, or `n * (n + 1) / 2` for one stored triangle) is
+//!   refused at the header line. Any other count is only believed as far as
+//!   the file bears it out: buffers grow with the entries actually read, and
+//!   reservations are capped by what the remaining text can hold, so a count
+//!   the file does not back up ends in a "truncated" error, not in a large
+//!   allocation.
+//! * Fortran formats in Harwell-Boeing headers may expand to at most
+//!   100,000 edit steps, and a field is at most
+//!   [`fortran::MAX_FIELD_WIDTH`] characters wide.
+//! * [`read_path`] reads at most [`MAX_FILE_BYTES`] (256 MiB); reading
+//!   needs a small multiple of the file size in memory (entries are kept as
+//!   triplets until the CSR arrays are built).
+//!
 //! # Holliday's matrices
 //!
 //! | Holliday | rows | nonzeros | matrix | available as |
@@ -50,6 +77,7 @@ mod hb;
 mod matrix;
 mod mm;
 
+use std::io::Read as _;
 use std::path::Path;
 
 pub use error::{ErrorKind, MatrixError};
@@ -60,12 +88,24 @@ pub use hb::{read_harwell_boeing, to_harwell_boeing};
 pub use matrix::{SparseMatrix, Symmetry};
 pub use mm::{read_matrix_market, to_matrix_market};
 
-/// Largest number of rows or columns a file may declare.
+/// Largest number of rows or columns a file may declare (2^24).
 ///
-/// CSR storage allocates one pointer per row, so an absurd size line (a
-/// corrupted or hostile file) would otherwise exhaust memory before any
-/// entry is read. The limit is far above any matrix a simulation can use.
-pub const MAX_DIMENSION: usize = 1 << 27;
+/// CSR storage allocates one pointer per row, empty rows included, so an
+/// absurd size line (a corrupted or hostile file) would otherwise exhaust
+/// memory before any entry is read. The limit is far above any matrix a
+/// simulation can use (Holliday's largest has 900 rows) and keeps the
+/// pointer array of a file at the limit to 128 MiB. Columns get the same
+/// limit so that writing a matrix back (the Harwell-Boeing writer keeps one
+/// pointer per column) is bounded in the same way.
+pub const MAX_DIMENSION: usize = 1 << 24;
+
+/// Largest file [`read_path`] reads (256 MiB).
+///
+/// The readers need a small multiple of the text's size in memory, so the
+/// file size itself must be bounded; a device such as `/dev/zero` would
+/// otherwise be read until memory runs out. Real Harwell-Boeing and Matrix
+/// Market files of the sizes a simulation can use are far smaller.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
 
 /// Reads a matrix from `text`, choosing the format from the content: a
 /// first line starting with `%%MatrixMarket` (any case) means Matrix
@@ -92,8 +132,35 @@ pub fn read_str(text: &str, name: &str) -> Result<SparseMatrix, MatrixError> {
 pub fn read_path(path: impl AsRef<Path>) -> Result<SparseMatrix, MatrixError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| MatrixError::whole(&name, ErrorKind::Io(e.to_string())))?;
+    let io_err = |e: std::io::Error| MatrixError::whole(&name, ErrorKind::Io(e.to_string()));
+    let too_large = || {
+        MatrixError::whole(
+            &name,
+            ErrorKind::Unsupported(format!(
+                "file larger than the limit of {MAX_FILE_BYTES} bytes (MAX_FILE_BYTES)"
+            )),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(io_err)?;
+    let known_len = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    if known_len.is_some_and(|len| len > MAX_FILE_BYTES) {
+        return Err(too_large());
+    }
+    // The reported size is only a hint (devices and pipes report 0 and may
+    // never end), so the read itself is bounded too: one byte past the limit
+    // tells "at the limit" from "beyond it".
+    let hint = known_len.unwrap_or(0).min(MAX_FILE_BYTES) as usize;
+    let mut bytes = Vec::with_capacity(hint.saturating_add(1));
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_err)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
     let text = String::from_utf8_lossy(&bytes);
     read_str(&text, &name)
 }

@@ -2,6 +2,7 @@
 //! file stores.
 
 use crate::error::{ErrorKind, MatrixError};
+use crate::MAX_DIMENSION;
 
 /// Which part of the matrix the stored entries describe.
 ///
@@ -91,6 +92,9 @@ impl SparseMatrix {
         pattern_only: bool,
         triplets: &[(usize, usize, f64)],
     ) -> Result<Self, MatrixError> {
+        for (field, n) in [("rows", rows), ("columns", cols)] {
+            check_dimension(field, n).map_err(|k| MatrixError::whole(name, k))?;
+        }
         let mut raw = Vec::with_capacity(triplets.len());
         for &(row, col, value) in triplets {
             if row >= rows {
@@ -140,6 +144,11 @@ impl SparseMatrix {
                 MatrixError::at(name, line, kind)
             }
         };
+        // Readers check their headers before reading any entry; this guards
+        // the allocation below for every other caller.
+        for (field, n) in [("rows", rows), ("columns", cols)] {
+            check_dimension(field, n).map_err(|k| err(0, k))?;
+        }
         if symmetry.is_triangular_storage() && rows != cols {
             return Err(err(
                 0,
@@ -317,6 +326,13 @@ impl SparseMatrix {
         &self.values
     }
 
+    /// Consumes the matrix and returns its row pointers (see
+    /// [`row_ptr`](Self::row_ptr)), for callers that need only the row
+    /// structure and should not hold a second copy of it.
+    pub fn into_row_ptr(self) -> Vec<usize> {
+        self.row_ptr
+    }
+
     /// The stored entries of row `i` as `(column, value)` pairs, by increasing
     /// column. A row index `>= rows` yields an empty iterator instead of
     /// panicking, since callers may iterate over another matrix's row range.
@@ -341,4 +357,55 @@ impl SparseMatrix {
 /// Converts an index for an error message without risking overflow.
 fn saturating_i64(x: usize) -> i64 {
     i64::try_from(x).unwrap_or(i64::MAX)
+}
+
+/// Checks a declared number of rows or columns against [`MAX_DIMENSION`];
+/// `field` names it in the error.
+pub(crate) fn check_dimension(field: &'static str, n: usize) -> Result<(), ErrorKind> {
+    if n > MAX_DIMENSION {
+        return Err(ErrorKind::DeclaredSize {
+            field,
+            reason: format!(
+                "{n} declared, above the limit of {MAX_DIMENSION} rows or columns \
+                 (one row pointer is stored per row, so the size alone would decide \
+                 the memory used)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a declared number of stored entries against the number of
+/// positions a `rows` x `cols` matrix with `symmetry` can store (one
+/// triangle with the diagonal for triangular storage); duplicates are
+/// refused, so a larger count cannot be met by any file. `field` names the
+/// count in the error.
+pub(crate) fn check_entry_count(
+    field: &'static str,
+    entries: usize,
+    rows: usize,
+    cols: usize,
+    symmetry: Symmetry,
+) -> Result<(), ErrorKind> {
+    // u128 holds the product of any two usize values, so nothing can wrap.
+    let (rows_w, cols_w) = (rows as u128, cols as u128);
+    let positions = if symmetry.is_triangular_storage() && rows == cols {
+        rows_w * (rows_w + 1) / 2
+    } else {
+        rows_w * cols_w
+    };
+    if entries as u128 > positions {
+        let what = if symmetry.is_triangular_storage() {
+            format!("the stored triangle of a {rows}x{cols} {symmetry:?} matrix")
+        } else {
+            format!("a {rows}x{cols} matrix")
+        };
+        return Err(ErrorKind::DeclaredSize {
+            field,
+            reason: format!(
+                "{entries} entries declared, but {what} has only {positions} positions"
+            ),
+        });
+    }
+    Ok(())
 }

@@ -14,8 +14,7 @@
 use std::fmt::Write as _;
 
 use crate::error::{ErrorKind, MatrixError};
-use crate::matrix::{RawEntry, SparseMatrix, Symmetry};
-use crate::MAX_DIMENSION;
+use crate::matrix::{check_dimension, check_entry_count, RawEntry, SparseMatrix, Symmetry};
 
 /// Value type declared in the banner.
 #[derive(Clone, Copy, PartialEq)]
@@ -59,6 +58,8 @@ pub fn read_matrix_market(text: &str, name: &str) -> Result<SparseMatrix, Matrix
         )
     })?;
     let (rows, cols, declared) = parse_size(size_text).map_err(|k| at(size_line, k))?;
+    check_dimension("rows", rows).map_err(|k| at(size_line, k))?;
+    check_dimension("columns", cols).map_err(|k| at(size_line, k))?;
     if symmetry.is_triangular_storage() && rows != cols {
         return Err(at(
             size_line,
@@ -67,11 +68,13 @@ pub fn read_matrix_market(text: &str, name: &str) -> Result<SparseMatrix, Matrix
             )),
         ));
     }
+    check_entry_count("entries", declared, rows, cols, symmetry).map_err(|k| at(size_line, k))?;
 
     let expected_fields = if field == Field::Pattern { 2 } else { 3 };
-    // Capacity bounded by the input size so a lying size line cannot force a
-    // huge allocation.
-    let mut entries = Vec::with_capacity(declared.min(text.len() / 4 + 1));
+    // Every entry needs a line of its own, so the lines left bound what the
+    // declared count may reserve; a count the file does not bear out ends in
+    // a "truncated" error below, after reading only what is there.
+    let mut entries = Vec::with_capacity(declared.min(lines.clone().count()));
     for (no, line) in lines {
         last_line = no;
         let t = line.trim();
@@ -86,13 +89,21 @@ pub fn read_matrix_market(text: &str, name: &str) -> Result<SparseMatrix, Matrix
                 )),
             ));
         }
-        let tokens: Vec<&str> = t.split_whitespace().collect();
-        if tokens.len() != expected_fields {
+        // Count the fields without collecting them: a line may be long.
+        let mut tokens = [""; 3];
+        let mut found = 0usize;
+        for token in t.split_whitespace() {
+            if let Some(slot) = tokens.get_mut(found) {
+                *slot = token;
+            }
+            found += 1;
+        }
+        if found != expected_fields {
             return Err(at(
                 no,
                 ErrorKind::FieldCount {
                     expected: expected_fields,
-                    found: tokens.len(),
+                    found,
                 },
             ));
         }
@@ -177,26 +188,28 @@ fn parse_banner(line: &str) -> Result<(Field, Symmetry), ErrorKind> {
     Ok((field, symmetry))
 }
 
-/// Parses `rows cols entries`.
+/// Parses `rows cols entries`; the numbers are range-checked by the caller.
 fn parse_size(text: &str) -> Result<(usize, usize, usize), ErrorKind> {
-    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let tokens: Vec<&str> = text.split_whitespace().take(4).collect();
     if tokens.len() != 3 {
+        let found = text.split_whitespace().count();
         return Err(ErrorKind::BadSize(format!(
-            "expected 3 numbers (rows columns entries), found {} fields",
-            tokens.len()
+            "expected 3 numbers (rows columns entries), found {found} fields"
         )));
     }
     let mut nums = [0usize; 3];
-    for (n, t) in nums.iter_mut().zip(&tokens) {
-        *n = t
-            .parse()
-            .map_err(|_| ErrorKind::BadSize(format!("{t:?} is not a nonnegative integer")))?;
-    }
-    if nums[0] > MAX_DIMENSION || nums[1] > MAX_DIMENSION {
-        return Err(ErrorKind::Unsupported(format!(
-            "dimensions {}x{} exceed the limit of {MAX_DIMENSION}",
-            nums[0], nums[1]
-        )));
+    for ((n, t), what) in nums
+        .iter_mut()
+        .zip(&tokens)
+        .zip(["rows", "columns", "entries"])
+    {
+        *n = t.parse().map_err(|_| {
+            let t: String = t.chars().take(40).collect();
+            ErrorKind::BadSize(format!(
+                "{what}: {t:?} is not a nonnegative integer that fits in {} bits",
+                usize::BITS
+            ))
+        })?;
     }
     Ok((nums[0], nums[1], nums[2]))
 }

@@ -232,3 +232,29 @@ fn huge_skip_reports_missing_field_instead_of_overflowing() {
         .unwrap_err();
     assert_eq!(err.line, Some(1));
 }
+
+#[test]
+fn control_steps_before_each_value_do_not_make_reading_quadratic() {
+    // 99,998 `BN` steps and one `I1` per record: the format is at its step
+    // limit, and read naively each of the 100,000 values would cost 10^5
+    // steps (10^10 in all). Runs of control steps are merged when parsing.
+    let format = format!("({}I1)", "BN,".repeat(99_998));
+    let text = "1\n".repeat(100_000);
+    let start = std::time::Instant::now();
+    let values = fmt(&format).read_ints("t", &text, 1, 100_000).unwrap();
+    assert_eq!(values.len(), 100_000);
+    assert!(values.iter().all(|&v| v == 1));
+    let elapsed = start.elapsed();
+    assert!(elapsed.as_secs() < 5, "took {elapsed:?}");
+}
+
+#[test]
+fn merged_record_breaks_and_skips_read_the_same_fields() {
+    // `2X,/,1X,/,3X,BZ` between the values means: two records on, column 4,
+    // blanks as zeros.
+    let f = fmt("(I1,2X,/,1X,/,3X,BZ,I2)");
+    assert_eq!(
+        f.read_ints("t", "5\nignored\n   7 \n", 1, 2).unwrap(),
+        vec![5, 70]
+    );
+}

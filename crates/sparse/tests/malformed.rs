@@ -465,3 +465,67 @@ fn error_without_line_has_no_line_in_message() {
         "gen: duplicate entry at row 1, column 1 (1-based)"
     );
 }
+
+// ---- Limits ----
+
+#[test]
+fn triplets_with_rows_above_the_limit_are_refused() {
+    let err = numaplace_sparse::SparseMatrix::from_triplets(
+        "gen",
+        usize::MAX,
+        1,
+        numaplace_sparse::Symmetry::General,
+        false,
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err.kind, ErrorKind::DeclaredSize { field: "rows", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn triplets_with_columns_above_the_limit_are_refused() {
+    let err = numaplace_sparse::SparseMatrix::from_triplets(
+        "gen",
+        1,
+        numaplace_sparse::MAX_DIMENSION + 1,
+        numaplace_sparse::Symmetry::General,
+        true,
+        &[(0, 0, 1.0)],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err.kind,
+            ErrorKind::DeclaredSize {
+                field: "columns",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn file_larger_than_the_limit_is_refused_before_reading() {
+    // A sparse file: its length is set without writing any data.
+    let path =
+        std::env::temp_dir().join(format!("numaplace-sparse-big-{}.mtx", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(numaplace_sparse::MAX_FILE_BYTES + 1).unwrap();
+    drop(file);
+    let result = numaplace_sparse::read_path(&path);
+    std::fs::remove_file(&path).unwrap();
+    let err = result.unwrap_err();
+    assert!(matches!(err.kind, ErrorKind::Unsupported(_)), "{err}");
+    assert!(err.to_string().contains("MAX_FILE_BYTES"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn endless_device_is_read_only_up_to_the_file_size_limit() {
+    let err = numaplace_sparse::read_path("/dev/zero").unwrap_err();
+    assert!(err.to_string().contains("MAX_FILE_BYTES"), "{err}");
+}
