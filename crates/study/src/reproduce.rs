@@ -511,6 +511,8 @@ pub fn reproduce(
             quick: opts.quick,
             progress: opts.progress,
             stop: opts.stop.clone(),
+            max_runs: None,
+            keep: None,
         };
         let outcome = run_sweep(spec, runner, &sweep_opts)
             .with_context(|| format!("study `{}` of {}", spec.name, paper_name))?;
