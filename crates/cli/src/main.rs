@@ -493,6 +493,7 @@ fn reproduce(a: ReproduceArgs) -> Result<(), Failure> {
         progress: true,
         resume: a.resume,
         stop: None,
+        max_runs: Some(numaplace_study::DEFAULT_MAX_RUNS),
     };
     let rep = reproduce(&dir, &numaplace_harness::SimRunner, &opts).map_err(user)?;
     if a.markdown {

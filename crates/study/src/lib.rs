@@ -22,7 +22,10 @@ pub mod value;
 
 pub use claims::{evaluate, Claim, ClaimKind, ClaimResult, Status};
 pub use report::{report, ReportOptions, ReportOutput};
-pub use reproduce::{list_papers, reproduce, PaperInfo, ReproReport, ReproduceOptions};
+pub use reproduce::{
+    list_papers, reproduce, reproduce_from, Experiments, PaperInfo, PaperSource, ReproReport,
+    ReproduceOptions,
+};
 pub use spec::{expand, load_spec, parse_spec, Expansion, RunPoint, Spec, SpecError};
 pub use stats::Summary;
 pub use store::{load, Record};
