@@ -170,6 +170,12 @@ struct SweepArgs {
     /// Use the spec's reduced `[quick]` settings.
     #[arg(long)]
     quick: bool,
+    /// Refuse a sweep (or shard) with more runs than this.
+    #[arg(long, value_name = "N", default_value_t = numaplace_study::DEFAULT_MAX_RUNS)]
+    max_runs: usize,
+    /// Run however many runs the spec has (no --max-runs limit).
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -230,12 +236,19 @@ struct ReproduceArgs {
     /// Where results go (`OUT/PAPER/STUDY.jsonl`).
     #[arg(long, default_value = "results")]
     out: PathBuf,
-    /// The experiments directory.
-    #[arg(long, default_value = "experiments")]
-    experiments: PathBuf,
+    /// Read the papers from this directory (one directory per paper) instead of the
+    /// copy of `experiments/` built into numaplace.
+    #[arg(long, value_name = "DIR")]
+    experiments: Option<PathBuf>,
     /// Print Markdown.
     #[arg(long)]
     markdown: bool,
+    /// Refuse a study with more runs than this.
+    #[arg(long, value_name = "N", default_value_t = numaplace_study::DEFAULT_MAX_RUNS)]
+    max_runs: usize,
+    /// Run however many runs the studies have (no --max-runs limit).
+    #[arg(long)]
+    force: bool,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -631,17 +644,19 @@ fn sweep(a: SweepArgs) -> Result<(), Failure> {
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from(format!("{}.jsonl", spec.name)));
+    let table_opts = numaplace_study::reproduce::table_options(&spec);
     let mut opts = SweepOptions::new(&out);
     opts.jobs = a.jobs;
     opts.resume = a.resume;
     opts.shard = a.shard;
     opts.quick = a.quick;
+    opts.max_runs = (!a.force).then_some(a.max_runs);
+    // The summary below is all this command needs from the records in memory; the
+    // results file gets every record whole.
+    opts.keep = Some(table_opts.result_paths());
     let outcome = run_sweep(&spec, &numaplace_harness::SimRunner, &opts).map_err(user)?;
-    let table = numaplace_study::table::summarize(
-        &outcome.records,
-        &numaplace_study::reproduce::table_options(&spec),
-    );
-    print!("{}", table.render_text());
+    let table = numaplace_study::table::summarize(&outcome.records, &table_opts);
+    self::out(&table.render_text())?;
     eprintln!(
         "{}: {} runs ({} run now, {} already stored, {} failed)",
         out.display(),
@@ -673,51 +688,48 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         ..Default::default()
     };
     if let Some(b) = a.baseline {
-        opts.baseline = parse_assignments(&b).map_err(user)?;
+        opts.baseline = parse_assignments(&b).context("--baseline").map_err(user)?;
     }
     if let Some(p) = a.plot {
-        opts.plot = Some(parse_plot_kind(&p).map_err(user)?);
+        opts.plot = Some(parse_plot_kind(&p).context("--plot").map_err(user)?);
     }
-    let out = report(&a.results, &opts).map_err(user)?;
-    print!("{}", out.text);
-    for f in out.files {
+    let rep = report(&a.results, &opts).map_err(user)?;
+    out(&rep.text)?;
+    for f in rep.files {
         eprintln!("wrote {}", f.display());
     }
     Ok(())
 }
 
 fn reproduce(a: ReproduceArgs) -> Result<(), Failure> {
-    use numaplace_study::reproduce::{list_papers, reproduce, ReproduceOptions};
+    use numaplace_study::reproduce::{reproduce_from, Experiments, ReproduceOptions};
+    let experiments = match &a.experiments {
+        Some(dir) => Experiments::Dir(dir.clone()),
+        None => Experiments::Builtin(BUILTIN_EXPERIMENTS),
+    };
     if a.list || a.paper.is_none() {
-        let papers = list_papers(&a.experiments).map_err(user)?;
-        for p in papers {
-            println!("{:<16} {}", p.name, p.title);
-        }
-        return Ok(());
+        let papers = experiments.list().map_err(user)?;
+        let list: String = papers
+            .iter()
+            .map(|p| format!("{:<16} {}\n", p.name, p.title))
+            .collect();
+        return out(&list);
     }
     let paper = a.paper.unwrap_or_default();
-    let dir = a.experiments.join(&paper);
-    if !dir.is_dir() {
-        return Err(UserError::new(format!(
-            "no paper `{paper}` in {} (see `numaplace reproduce --list`)",
-            a.experiments.display()
-        ))
-        .into());
-    }
+    let source = experiments.paper(&paper).map_err(user)?;
     let opts = ReproduceOptions {
         quick: a.quick,
         jobs: a.jobs,
-        out_dir: a.out,
         no_fail: a.no_fail,
-        progress: true,
         resume: a.resume,
-        stop: None,
+        max_runs: (!a.force).then_some(a.max_runs),
+        ..ReproduceOptions::new(a.out)
     };
-    let rep = reproduce(&dir, &numaplace_harness::SimRunner, &opts).map_err(user)?;
+    let rep = reproduce_from(&source, &numaplace_harness::SimRunner, &opts).map_err(user)?;
     if a.markdown {
-        print!("{}", rep.render_markdown());
+        out(&rep.render_markdown())?;
     } else {
-        print!("{}", rep.render_text());
+        out(&rep.render_text())?;
     }
     match rep.exit_code() {
         0 => Ok(()),
@@ -727,3 +739,6 @@ fn reproduce(a: ReproduceArgs) -> Result<(), Failure> {
         }),
     }
 }
+
+// The `experiments/` tree, built in by build.rs.
+include!(concat!(env!("OUT_DIR"), "/experiments.rs"));

@@ -2,34 +2,139 @@
 //! configuration is resolved exactly like a `numaplace run --config` file.
 
 use crate::analysis::{run_analysis, AnalysisConfig};
-use crate::{resolve, run_to_json, Overrides, UserError};
+use crate::{resolve, run_to_json, Overrides, RunConfig, UserError};
 use numaplace_study::{RunPoint, Runner};
 use serde_json::Value;
 
 /// Runs sweep points through the simulator.
+///
+/// Unlike `numaplace run`, a sweep point keeps the per-page report only when its
+/// configuration asks for it (`report.per_page = true`): a sweep holds many runs, and
+/// per-page detail is most of a run's record.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SimRunner;
 
+/// A point resolved and ready to run.
+enum Prepared {
+    /// A cost analysis on a machine (a point with an `[analysis]` table).
+    Analysis(Box<RunConfig>, AnalysisConfig),
+    /// A simulation.
+    Simulation(Box<RunConfig>),
+}
+
+/// Resolves a point's configuration: everything `run` needs, validated, nothing run.
+fn prepare(point: &RunPoint) -> Result<Prepared, UserError> {
+    let mut table = point.config.clone();
+    default_per_page_off(&mut table);
+    // A point with an `[analysis]` table evaluates a cost analysis on its machine
+    // instead of simulating (e.g. PLATINUM's Table 1).
+    if let Some(a) = table.remove("analysis") {
+        let analysis: AnalysisConfig = a.try_into().map_err(|e: toml::de::Error| {
+            UserError::new(format!("{}: analysis: {}", point.id, e.message()))
+        })?;
+        let cfg = resolve(Some((&point.id, table)), &Overrides::default())?;
+        return Ok(Prepared::Analysis(Box::new(cfg), analysis));
+    }
+    let cfg = resolve(Some((&point.id, table)), &Overrides::default())?;
+    Ok(Prepared::Simulation(Box::new(cfg)))
+}
+
+/// Sets `report.per_page = false` unless the configuration sets it. A `report` that is
+/// not a table is left for `resolve` to reject.
+fn default_per_page_off(table: &mut toml::Table) {
+    let report = table
+        .entry("report")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(r) = report {
+        r.entry("per_page").or_insert(toml::Value::Boolean(false));
+    }
+}
+
 impl Runner for SimRunner {
     fn run(&self, point: &RunPoint) -> anyhow::Result<Value> {
-        let mut table = point.config.clone();
-        // A point with an `[analysis]` table evaluates a cost analysis on its machine
-        // instead of simulating (e.g. PLATINUM's Table 1).
-        if let Some(a) = table.remove("analysis") {
-            let analysis: AnalysisConfig = a.try_into().map_err(|e: toml::de::Error| {
-                UserError::new(format!("{}: analysis: {}", point.id, e.message()))
-            })?;
-            let cfg = resolve(Some((&point.id, table)), &Overrides::default())?;
-            return Ok(run_analysis(&cfg.machine, &analysis)?);
-        }
-        let cfg = resolve(Some((&point.id, table)), &Overrides::default())?;
-        let mut out = run_to_json(&cfg)?;
-        // Per-page reports are large; a sweep record keeps them only when asked for.
-        if !cfg.report.per_page {
-            if let Some(o) = out.json.as_object_mut() {
-                o.remove("pages");
+        match prepare(point)? {
+            Prepared::Analysis(cfg, analysis) => Ok(run_analysis(&cfg.machine, &analysis)?),
+            Prepared::Simulation(cfg) => {
+                let mut out = run_to_json(&cfg)?;
+                // Without the per-page report, `pages` is an empty list: leave it out.
+                if !cfg.report.per_page {
+                    if let Some(o) = out.json.as_object_mut() {
+                        o.remove("pages");
+                    }
+                }
+                Ok(out.json)
             }
         }
-        Ok(out.json)
+    }
+
+    /// Resolves the configuration exactly as [`SimRunner::run`] does, without running
+    /// it. An analysis is a formula over the machine's costs: checking evaluates it,
+    /// so its values are checked too.
+    fn check(&self, point: &RunPoint) -> anyhow::Result<()> {
+        match prepare(point)? {
+            Prepared::Analysis(cfg, analysis) => {
+                run_analysis(&cfg.machine, &analysis)?;
+            }
+            Prepared::Simulation(_) => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(config: &str) -> RunPoint {
+        let mut config: toml::Table = config.parse().expect("test config parses");
+        config.insert("seed".into(), toml::Value::Integer(1));
+        RunPoint {
+            index: 3,
+            id: "r000003".into(),
+            settings: Vec::new(),
+            trial: 0,
+            seed: 1,
+            config,
+        }
+    }
+
+    const SMALL: &str = "[workload]\nkind = \"jacobi\"\nn = 64\niterations = 1\n";
+
+    #[test]
+    fn a_sweep_record_has_no_pages_unless_the_point_asks_for_them() {
+        let v = SimRunner.run(&point(SMALL)).unwrap();
+        assert!(v.get("pages").is_none(), "pages without asking");
+        assert_eq!(v["config"]["report"]["per_page"], false);
+        let asked = format!("{SMALL}[report]\nper_page = true\n");
+        let v = SimRunner.run(&point(&asked)).unwrap();
+        assert!(
+            v["pages"].as_array().is_some_and(|p| !p.is_empty()),
+            "asked for pages"
+        );
+    }
+
+    #[test]
+    fn check_rejects_what_run_rejects_naming_the_field() {
+        let bad = format!("{SMALL}[policy]\nkind = \"static\"\nplacement = \"progrm\"\n");
+        let p = point(&bad);
+        let checked = SimRunner.check(&p).unwrap_err().to_string();
+        let ran = SimRunner.run(&p).unwrap_err().to_string();
+        assert_eq!(checked, ran);
+        assert!(
+            checked.contains("r000003") && checked.contains("progrm"),
+            "{checked}"
+        );
+        SimRunner.check(&point(SMALL)).unwrap();
+    }
+
+    #[test]
+    fn check_evaluates_an_analysis_point() {
+        let good = "[analysis]\nkind = \"breakeven\"\nrho = 0.5\n";
+        SimRunner.check(&point(good)).unwrap();
+        let typo = "[analysis]\nkind = \"breakeven\"\nrhoo = 0.5\n";
+        let e = SimRunner.check(&point(typo)).unwrap_err().to_string();
+        assert!(e.contains("analysis") && e.contains("rhoo"), "{e}");
+        let negative = "[analysis]\nkind = \"breakeven\"\nrho = -1.0\n";
+        assert!(SimRunner.check(&point(negative)).is_err());
     }
 }

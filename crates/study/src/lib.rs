@@ -22,10 +22,16 @@ pub mod value;
 
 pub use claims::{evaluate, Claim, ClaimKind, ClaimResult, Status};
 pub use report::{report, ReportOptions, ReportOutput};
-pub use reproduce::{list_papers, reproduce, PaperInfo, ReproReport, ReproduceOptions};
-pub use spec::{expand, load_spec, parse_spec, RunPoint, Spec, SpecError};
+pub use reproduce::{
+    list_papers, reproduce, reproduce_from, Experiments, PaperInfo, PaperSource, ReproReport,
+    ReproduceOptions,
+};
+pub use spec::{expand, load_spec, parse_spec, Expansion, RunPoint, Spec, SpecError};
 pub use stats::Summary;
 pub use store::{load, Record};
-pub use sweep::{merge, run_sweep, Runner, SweepOptions, SweepOutcome};
+pub use sweep::{
+    merge, plan_sweep, run_plan, run_sweep, Runner, SweepOptions, SweepOutcome, SweepPlan,
+    DEFAULT_MAX_RUNS,
+};
 pub use table::{summarize, SummaryTable, TableOptions};
 pub use value::{get_dotted, set_dotted};

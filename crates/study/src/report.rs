@@ -124,8 +124,147 @@ pub fn setting_fields(records: &[Record]) -> Vec<String> {
 
 /// Renders a report of the records stored in `results`.
 pub fn report(results: &Path, opts: &ReportOptions) -> anyhow::Result<ReportOutput> {
-    let records = load(results)?;
+    let mut records = load(results)?;
+    records.sort_by_key(|r| r.index);
     report_records(&records, results, opts)
+}
+
+/// Every configuration field the records know: swept settings (outermost
+/// first), then `seed`, `id`, `index`, then the leaves of the resolved
+/// configurations the runner reported (objects are descended, arrays are
+/// leaves).
+pub fn available_fields(records: &[Record]) -> Vec<String> {
+    let mut out = setting_fields(records);
+    out.extend(["seed", "id", "index"].map(String::from));
+    let mut config = std::collections::BTreeSet::new();
+    for r in records {
+        if let Some(cfg) = r.result.get("config") {
+            leaf_paths(cfg, "", &mut |p: String| {
+                config.insert(p);
+            });
+        }
+    }
+    out.extend(
+        config
+            .into_iter()
+            .filter(|p| !out.contains(p))
+            .collect::<Vec<_>>(),
+    );
+    out
+}
+
+/// Every numeric leaf of the successful results (outside `config`; objects
+/// are descended, arrays are not), sorted.
+pub fn available_metrics(records: &[Record]) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for r in records.iter().filter(|r| r.ok()) {
+        if let Value::Object(map) = &r.result {
+            for (k, v) in map.iter().filter(|(k, _)| k.as_str() != "config") {
+                leaf_paths(v, k, &mut |p: String| {
+                    if r.metric(&p).is_some() {
+                        out.insert(p);
+                    }
+                });
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Fields of the entries of the successful results' `series` arrays, sorted.
+fn series_fields(records: &[Record]) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for r in records.iter().filter(|r| r.ok()) {
+        if let Some(Value::Array(series)) = r.result.get("series") {
+            for entry in series {
+                leaf_paths(entry, "", &mut |p: String| {
+                    out.insert(p);
+                });
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+fn leaf_paths(value: &Value, prefix: &str, emit: &mut dyn FnMut(String)) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaf_paths(v, &path, emit);
+            }
+        }
+        _ if !prefix.is_empty() => emit(prefix.to_string()),
+        _ => {}
+    }
+}
+
+fn unknown(what: &str, option: &str, name: &str, have: &[String]) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{option}: no {what} `{name}` in the results; available: {}",
+        if have.is_empty() {
+            "none".to_string()
+        } else {
+            have.join(", ")
+        }
+    )
+}
+
+/// Checks report options against the records before rendering anything:
+/// the confidence level lies strictly between 0 and 1, the metric is a number
+/// in some successful run (unless no run succeeded), and every field named by
+/// `group_by`, the baseline and `x` is known to some run. Errors list what
+/// the results offer.
+pub fn check_options(records: &[Record], opts: &ReportOptions) -> anyhow::Result<()> {
+    if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
+        bail!(
+            "--confidence: must be strictly between 0 and 1, got {}",
+            opts.confidence
+        );
+    }
+    let series = opts.plot == Some(PlotKind::Series);
+    let any_ok = records.iter().any(Record::ok);
+    if let Some(metric) = &opts.metric {
+        if series {
+            let have = series_fields(records);
+            if any_ok && !have.contains(metric) {
+                return Err(unknown("series field", "--metric", metric, &have));
+            }
+        } else if any_ok && !records.iter().any(|r| r.metric(metric).is_some()) {
+            return Err(unknown(
+                "numeric metric",
+                "--metric",
+                metric,
+                &available_metrics(records),
+            ));
+        }
+    }
+    let known = |f: &str| records.iter().any(|r| r.field(f).is_some());
+    let fields = opts
+        .group_by
+        .iter()
+        .map(|f| ("--group-by", f))
+        .chain(opts.baseline.iter().map(|(f, _)| ("--baseline", f)));
+    for (option, f) in fields {
+        if !known(f) {
+            return Err(unknown("field", option, f, &available_fields(records)));
+        }
+    }
+    if let Some(x) = &opts.x {
+        if series {
+            let have = series_fields(records);
+            if any_ok && !have.contains(x) {
+                return Err(unknown("series field", "--x", x, &have));
+            }
+        } else if !known(x) {
+            return Err(unknown("field", "--x", x, &available_fields(records)));
+        }
+    }
+    Ok(())
 }
 
 /// Renders a report of `records` (read from `source`, used for naming
@@ -138,6 +277,16 @@ pub fn report_records(
     if records.is_empty() {
         bail!("{}: no records", source.display());
     }
+    check_options(records, opts).with_context(|| source.display().to_string())?;
+    // Files are appended in finishing order; reports follow the run order.
+    let mut sorted: Vec<Record> = Vec::new();
+    let records = if records.windows(2).all(|w| w[0].index <= w[1].index) {
+        records
+    } else {
+        sorted.extend_from_slice(records);
+        sorted.sort_by_key(|r| r.index);
+        &sorted[..]
+    };
     let metric = opts
         .metric
         .clone()

@@ -39,8 +39,8 @@ use crate::claims::{
     evaluate, evaluate_reported, validate, Claim, ClaimKind, ClaimResult, ReportedPoint, Status,
 };
 use crate::plot::{plot_records, PlotRequest};
-use crate::spec::{default_group_by, load_spec, parse_toml, Spec};
-use crate::sweep::{run_sweep, Runner, SweepOptions};
+use crate::spec::{default_group_by, line_of, parse_spec, parse_toml, Spec};
+use crate::sweep::{plan_sweep, run_plan, Runner, SweepOptions, DEFAULT_MAX_RUNS};
 use crate::table::{render_aligned, render_markdown, summarize, SummaryTable, TableOptions};
 use crate::value::{fmt_num, label, toml_to_json};
 
@@ -96,7 +96,7 @@ pub struct Reported {
     pub speedup_at: Option<toml::Value>,
 }
 
-/// A paper found by [`list_papers`].
+/// A paper found by [`list_papers`] or [`Experiments::list`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PaperInfo {
     /// Directory name (the argument of `reproduce`).
@@ -105,8 +105,176 @@ pub struct PaperInfo {
     pub title: String,
     /// Citation from `paper.toml`.
     pub citation: String,
-    /// The paper directory.
+    /// The paper directory (for a built-in paper, `experiments/NAME`).
     pub dir: PathBuf,
+}
+
+/// Files built into a program: paths relative to the experiments directory,
+/// with `/` separators (`holliday89/paper.toml`), and their text.
+pub type BuiltinFiles = &'static [(&'static str, &'static str)];
+
+/// Where papers come from: a directory on disk holding one directory per
+/// paper, or a copy of such a tree built into the program.
+#[derive(Debug, Clone)]
+pub enum Experiments {
+    /// A directory on disk.
+    Dir(PathBuf),
+    /// Files built into the program.
+    Builtin(BuiltinFiles),
+}
+
+impl Experiments {
+    /// Every paper (a directory with a `paper.toml`), sorted by name. A
+    /// paper whose file does not parse is listed with the error as its title.
+    pub fn list(&self) -> anyhow::Result<Vec<PaperInfo>> {
+        match self {
+            Experiments::Dir(dir) => list_papers(dir),
+            Experiments::Builtin(files) => {
+                let mut out: Vec<PaperInfo> = builtin_papers(files)
+                    .into_iter()
+                    .map(|name| {
+                        let source = PaperSource::Builtin {
+                            name: name.to_string(),
+                            files,
+                        };
+                        let (title, citation) = match read_paper_from(&source) {
+                            Ok(p) => (p.title, p.citation),
+                            Err(e) => (format!("(invalid: {e:#})"), String::new()),
+                        };
+                        PaperInfo {
+                            name: name.to_string(),
+                            title,
+                            citation,
+                            dir: PathBuf::from("experiments").join(name),
+                        }
+                    })
+                    .collect();
+                out.sort_by(|a, b| a.name.cmp(&b.name));
+                Ok(out)
+            }
+        }
+    }
+
+    /// The paper called `name`; an error lists the papers there are.
+    pub fn paper(&self, name: &str) -> anyhow::Result<PaperSource> {
+        let found = match self {
+            Experiments::Dir(dir) => {
+                let d = dir.join(name);
+                d.join(PAPER_FILE).is_file().then_some(PaperSource::Dir(d))
+            }
+            Experiments::Builtin(files) => {
+                builtin_papers(files)
+                    .contains(&name)
+                    .then(|| PaperSource::Builtin {
+                        name: name.to_string(),
+                        files,
+                    })
+            }
+        };
+        match found {
+            Some(source) => Ok(source),
+            None => {
+                let have: Vec<String> = self
+                    .list()
+                    .map(|l| l.into_iter().map(|p| p.name).collect())
+                    .unwrap_or_default();
+                bail!(
+                    "no paper `{name}` in {} (have: {})",
+                    self.describe(),
+                    if have.is_empty() {
+                        "none".to_string()
+                    } else {
+                        have.join(", ")
+                    }
+                )
+            }
+        }
+    }
+
+    /// Where the papers are, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Experiments::Dir(dir) => dir.display().to_string(),
+            Experiments::Builtin(_) => "the built-in experiments".to_string(),
+        }
+    }
+}
+
+/// Names of the built-in papers (directories holding a `paper.toml`).
+fn builtin_papers(files: BuiltinFiles) -> Vec<&'static str> {
+    let mut names: Vec<&str> = files
+        .iter()
+        .filter_map(|(path, _)| path.strip_suffix(PAPER_FILE)?.strip_suffix('/'))
+        .filter(|name| !name.is_empty() && !name.contains('/'))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// One paper's files: a directory on disk or a built-in copy.
+#[derive(Debug, Clone)]
+pub enum PaperSource {
+    /// The paper's directory.
+    Dir(PathBuf),
+    /// A built-in paper.
+    Builtin {
+        /// The paper's directory name.
+        name: String,
+        /// All built-in files.
+        files: BuiltinFiles,
+    },
+}
+
+impl PaperSource {
+    /// The paper's name (its directory's name).
+    pub fn name(&self) -> String {
+        match self {
+            PaperSource::Dir(dir) => dir
+                .canonicalize()
+                .unwrap_or_else(|_| dir.to_path_buf())
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "paper".to_string()),
+            PaperSource::Builtin { name, .. } => name.clone(),
+        }
+    }
+
+    /// Reads a file of the paper (`rel` relative to the paper's directory):
+    /// returns its name for messages and its text.
+    pub fn read(&self, rel: &str) -> anyhow::Result<(String, String)> {
+        match self {
+            PaperSource::Dir(dir) => {
+                let path = dir.join(rel);
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                Ok((path.display().to_string(), text))
+            }
+            PaperSource::Builtin { name, files } => {
+                let path = normalize(&format!("{name}/{rel}"));
+                let origin = format!("experiments/{path} (built in)");
+                match files.iter().find(|(p, _)| *p == path) {
+                    Some((_, text)) => Ok((origin, text.to_string())),
+                    None => bail!("cannot read {origin}: no such built-in file"),
+                }
+            }
+        }
+    }
+}
+
+/// Resolves `.` and `..` in a `/`-separated relative path.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    parts.join("/")
 }
 
 /// Lists the paper directories (those containing `paper.toml`) under
@@ -141,28 +309,66 @@ pub fn list_papers(experiments_dir: &Path) -> anyhow::Result<Vec<PaperInfo>> {
 
 /// Reads and parses `paper_dir/paper.toml` (without loading the specs).
 pub fn read_paper(paper_dir: &Path) -> anyhow::Result<Paper> {
-    let file = paper_dir.join(PAPER_FILE);
-    let text = std::fs::read_to_string(&file)
-        .with_context(|| format!("cannot read {}", file.display()))?;
-    Ok(parse_toml::<Paper>(&text, &file.display().to_string())?)
+    read_paper_from(&PaperSource::Dir(paper_dir.to_path_buf()))
+}
+
+fn read_paper_from(source: &PaperSource) -> anyhow::Result<Paper> {
+    let (origin, text) = source.read(PAPER_FILE)?;
+    Ok(parse_toml::<Paper>(&text, &origin)?)
+}
+
+/// The lines where each `[[claim]]` and `[[reported]]` of a paper file
+/// starts, for messages about them.
+#[derive(Deserialize, Default)]
+struct PaperLines {
+    #[serde(default)]
+    claim: Vec<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    reported: Vec<toml::Spanned<toml::Value>>,
+}
+
+impl PaperLines {
+    fn of(text: &str) -> (Vec<usize>, Vec<usize>) {
+        let lines: PaperLines = toml::from_str(text).unwrap_or_default();
+        let at = |v: &[toml::Spanned<toml::Value>]| {
+            v.iter().map(|s| line_of(text, s.span().start)).collect()
+        };
+        (at(&lines.claim), at(&lines.reported))
+    }
 }
 
 /// Reads a paper and its specs, checking that claims and reported numbers
 /// name existing studies and that every claim is well formed.
 pub fn load_paper(paper_dir: &Path) -> anyhow::Result<(Paper, Vec<Spec>)> {
-    let paper = read_paper(paper_dir)?;
-    let file = paper_dir.join(PAPER_FILE);
+    load_paper_from(&PaperSource::Dir(paper_dir.to_path_buf()))
+}
+
+/// [`load_paper`] from any source.
+pub fn load_paper_from(source: &PaperSource) -> anyhow::Result<(Paper, Vec<Spec>)> {
+    let (file, text) = source.read(PAPER_FILE)?;
+    let paper = parse_toml::<Paper>(&text, &file)?;
+    let (claim_lines, reported_lines) = PaperLines::of(&text);
+    let claim_at = |i: usize| {
+        claim_lines
+            .get(i)
+            .map(|l| format!(" (line {l})"))
+            .unwrap_or_default()
+    };
+    let reported_at = |i: usize| {
+        reported_lines
+            .get(i)
+            .map(|l| format!(" (line {l})"))
+            .unwrap_or_default()
+    };
     if paper.studies.is_empty() {
-        bail!(
-            "{}: field `studies`: must list at least one spec file",
-            file.display()
-        );
+        bail!("{file}: field `studies`: must list at least one spec file");
     }
     let mut specs: Vec<Spec> = Vec::new();
     for s in &paper.studies {
-        let spec = load_spec(&paper_dir.join(s))?;
+        let (origin, text) = source.read(s)?;
+        let spec = parse_spec(&text, &origin)?;
         if specs.iter().any(|o| o.name == spec.name) {
-            bail!("{}: two studies are named `{}`", file.display(), spec.name);
+            bail!("{file}: two studies are named `{}`", spec.name);
         }
         specs.push(spec);
     }
@@ -171,33 +377,33 @@ pub fn load_paper(paper_dir: &Path) -> anyhow::Result<(Paper, Vec<Spec>)> {
     for (i, c) in paper.claims.iter().enumerate() {
         if seen.contains(&c.name) {
             bail!(
-                "{}: claim[{i}] `{}`: duplicate claim name",
-                file.display(),
-                c.name
+                "{file}: claim[{i}] `{}`{}: duplicate claim name",
+                c.name,
+                claim_at(i)
             );
         }
         seen.push(c.name.clone());
         if !names.contains(&c.study.as_str()) {
             bail!(
-                "{}: claim[{i}] `{}`: field `study`: no study named `{}` (have: {})",
-                file.display(),
+                "{file}: claim[{i}] `{}`{}: field `study`: no study named `{}` (have: {})",
                 c.name,
+                claim_at(i),
                 c.study,
                 names.join(", ")
             );
         }
         validate(c)
-            .map_err(|e| anyhow::anyhow!("{}: claim[{i}] `{}`: {e}", file.display(), c.name))?;
+            .map_err(|e| anyhow::anyhow!("{file}: claim[{i}] `{}`{}: {e}", c.name, claim_at(i)))?;
     }
     for (i, r) in paper.reported.iter().enumerate() {
         match &r.study {
             Some(s) if !names.contains(&s.as_str()) => bail!(
-                "{}: reported[{i}]: field `study`: no study named `{s}`",
-                file.display()
+                "{file}: reported[{i}]{}: field `study`: no study named `{s}`",
+                reported_at(i)
             ),
             None if specs.len() > 1 => bail!(
-                "{}: reported[{i}]: field `study` is required when the paper has several studies",
-                file.display()
+                "{file}: reported[{i}]{}: field `study` is required when the paper has several studies",
+                reported_at(i)
             ),
             _ => {}
         }
@@ -222,6 +428,25 @@ pub struct ReproduceOptions {
     pub resume: bool,
     /// Stop flag (e.g. set by Ctrl-C): no new runs start once set.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Most runs one study may have; `None`: no limit.
+    pub max_runs: Option<usize>,
+}
+
+impl ReproduceOptions {
+    /// Options writing under `out_dir`: full mode, all cores, no resume,
+    /// failing claims fail, progress bars, the default run limit.
+    pub fn new(out_dir: impl Into<PathBuf>) -> Self {
+        ReproduceOptions {
+            quick: false,
+            jobs: 0,
+            out_dir: out_dir.into(),
+            no_fail: false,
+            progress: true,
+            resume: false,
+            stop: None,
+            max_runs: Some(DEFAULT_MAX_RUNS),
+        }
+    }
 }
 
 /// What happened to one study.
@@ -491,16 +716,21 @@ pub fn reproduce(
     runner: &dyn Runner,
     opts: &ReproduceOptions,
 ) -> anyhow::Result<ReproReport> {
-    let (paper, specs) = load_paper(paper_dir)?;
-    let paper_name = paper_dir
-        .canonicalize()
-        .unwrap_or_else(|_| paper_dir.to_path_buf())
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "paper".to_string());
+    reproduce_from(&PaperSource::Dir(paper_dir.to_path_buf()), runner, opts)
+}
 
-    let mut studies = Vec::new();
-    let mut records_of: BTreeMap<String, Vec<crate::store::Record>> = BTreeMap::new();
+/// [`reproduce`] from any source. Every study is planned (counted against
+/// the run limit and checked point by point by the runner) before the first
+/// run of any study starts.
+pub fn reproduce_from(
+    source: &PaperSource,
+    runner: &dyn Runner,
+    opts: &ReproduceOptions,
+) -> anyhow::Result<ReproReport> {
+    let (paper, specs) = load_paper_from(source)?;
+    let paper_name = source.name();
+
+    let mut plans = Vec::new();
     for spec in &specs {
         let results = study_results_path(&opts.out_dir, &paper_name, &spec.name, opts.quick);
         let sweep_opts = SweepOptions {
@@ -511,9 +741,21 @@ pub fn reproduce(
             quick: opts.quick,
             progress: opts.progress,
             stop: opts.stop.clone(),
+            max_runs: opts.max_runs,
+            keep: None,
         };
-        let outcome = run_sweep(spec, runner, &sweep_opts)
+        let plan = plan_sweep(spec, runner, &sweep_opts)
             .with_context(|| format!("study `{}` of {}", spec.name, paper_name))?;
+        plans.push((plan, sweep_opts, results));
+    }
+
+    let mut studies = Vec::new();
+    let mut records_of: BTreeMap<String, Vec<crate::store::Record>> = BTreeMap::new();
+    for (plan, sweep_opts, results) in &plans {
+        let spec = plan.spec();
+        let outcome = run_plan(plan, runner, sweep_opts)
+            .with_context(|| format!("study `{}` of {}", spec.name, paper_name))?;
+        let results = results.clone();
         let table = summarize(&outcome.records, &table_options(spec));
         let mut plots = Vec::new();
         let mut plot_errors = Vec::new();

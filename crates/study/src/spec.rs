@@ -12,9 +12,6 @@ use crate::value::{get_dotted_toml, set_dotted};
 /// of 1 over nanoseconds that would expand into millions of runs.
 pub const MAX_RANGE_POINTS: usize = 100_000;
 
-/// Most run points a whole spec may expand to (axes × trials).
-pub const MAX_RUN_POINTS: usize = 10_000_000;
-
 /// An error in an experiment spec (or another TOML file of this crate),
 /// naming the file and the field or line at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -264,15 +261,10 @@ struct RawQuick {
     trials: Option<u64>,
     #[serde(default)]
     base: toml::Table,
+    /// A list of values or a range table; told apart after parsing so that a
+    /// misspelled range key is reported as such (with its line).
     #[serde(default)]
-    axis: BTreeMap<String, RawAxisValues>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RawAxisValues {
-    List(Vec<toml::Value>),
-    Range(RawRange),
+    axis: BTreeMap<String, toml::Spanned<toml::Value>>,
 }
 
 /// Converts a 0-based byte offset to a 1-based line number.
@@ -334,8 +326,10 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Spec, SpecError> {
     if raw.trials == 0 {
         return Err(invalid("trials", "must be at least 1".into()));
     }
-    if raw.seed_base.checked_add(raw.trials).is_none() {
-        return Err(invalid("seed_base", "seed_base + trials overflows".into()));
+    // Seeds are stored in the run configuration as TOML integers (i64).
+    check_seeds(raw.seed_base, raw.trials).map_err(|m| invalid("trials", m))?;
+    if let Some(t) = raw.quick.as_ref().and_then(|q| q.trials) {
+        check_seeds(raw.seed_base, t).map_err(|m| invalid("quick.trials", m))?;
     }
     let mut axes: Vec<Axis> = Vec::new();
     for (i, a) in raw.axis.into_iter().enumerate() {
@@ -393,12 +387,35 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Spec, SpecError> {
                 if !axes.iter().any(|a| a.field == k) {
                     return Err(invalid(&here, "names no axis of the spec".into()));
                 }
-                let values = match v {
-                    RawAxisValues::List(l) => {
+                let line = line_of(text, v.span().start);
+                let values = match v.into_inner() {
+                    toml::Value::Array(l) => {
                         check_values(&l).map_err(|m| invalid(&here, m))?;
                         l
                     }
-                    RawAxisValues::Range(r) => expand_range(&r, &here, origin)?,
+                    toml::Value::Table(t) => {
+                        let r: RawRange =
+                            toml::Value::Table(t)
+                                .try_into()
+                                .map_err(|e: toml::de::Error| SpecError::Parse {
+                                    origin: origin.to_string(),
+                                    field: Some(here.clone()),
+                                    line: Some(line),
+                                    message: e.message().trim().to_string(),
+                                })?;
+                        expand_range(&r, &here, origin)?
+                    }
+                    other => {
+                        return Err(SpecError::Parse {
+                            origin: origin.to_string(),
+                            field: Some(here),
+                            line: Some(line),
+                            message: format!(
+                                "expected a list of values or a range {{ from, to, step }}, got {}",
+                                other.type_str()
+                            ),
+                        })
+                    }
                 };
                 // A case axis is narrowed by naming some of its labels.
                 if let Some(a) = axes.iter().find(|a| a.field == k && !a.labels.is_empty()) {
@@ -478,6 +495,17 @@ pub fn load_spec(path: &std::path::Path) -> anyhow::Result<Spec> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read spec {}", path.display()))?;
     Ok(parse_spec(&text, &path.display().to_string())?)
+}
+
+/// Checks that every seed `seed_base .. seed_base + trials` fits a TOML integer.
+fn check_seeds(seed_base: u64, trials: u64) -> Result<(), String> {
+    match seed_base.checked_add(trials.saturating_sub(1)) {
+        Some(last) if i64::try_from(last).is_ok() => Ok(()),
+        _ => Err(format!(
+            "seeds run from seed_base ({seed_base}) to seed_base + trials - 1, which must not exceed {}",
+            i64::MAX
+        )),
+    }
 }
 
 fn check_path(path: &str) -> Result<(), String> {
@@ -700,29 +728,61 @@ fn check_case_axis(labels: &[String], values: &[toml::Value]) -> Result<(), (Str
     Ok(())
 }
 
-/// Number of run points of the expansion, or `None` on overflow.
+/// Number of run points of the expansion, or `None` on overflow. Counted from
+/// the axes' lengths with checked arithmetic: nothing is expanded.
 pub fn point_count(spec: &Spec, quick: bool) -> Option<usize> {
     let mut n = usize::try_from(effective_trials(spec, quick)).ok()?;
-    for a in effective_axes(spec, quick) {
-        n = n.checked_mul(a.values.len())?;
+    for len in effective_axis_lens(spec, quick) {
+        n = n.checked_mul(len)?;
     }
     Some(n)
 }
 
+/// The number of values of each effective axis, without cloning them.
+fn effective_axis_lens(spec: &Spec, quick: bool) -> Vec<usize> {
+    spec.axes
+        .iter()
+        .map(|a| match (&spec.quick, quick) {
+            (Some(q), true) => q.axes.get(&a.field).map_or(a.values.len(), Vec::len),
+            _ => a.values.len(),
+        })
+        .collect()
+}
+
+/// How the number of runs comes about, e.g. `2 values of machine.nodes × 3 values of
+/// workload.n × 5 trials`, for messages about the size of a sweep.
+pub fn count_breakdown(spec: &Spec, quick: bool) -> String {
+    let mut parts: Vec<String> = spec
+        .axes
+        .iter()
+        .zip(effective_axis_lens(spec, quick))
+        .map(|(a, n)| format!("{n} value{} of {}", plural(n), a.field))
+        .collect();
+    let t = effective_trials(spec, quick);
+    parts.push(format!("{t} trial{}", plural(t as usize)));
+    parts.join(" × ")
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 fn check_expansion(spec: &Spec, quick: bool) -> Result<(), SpecError> {
     let origin = spec.origin.clone();
-    match point_count(spec, quick) {
-        Some(n) if n <= MAX_RUN_POINTS => {}
-        _ => {
-            return Err(SpecError::Invalid {
-                origin,
-                field: "axis".into(),
-                message: format!(
-                    "the sweep{} expands to more than {MAX_RUN_POINTS} runs",
-                    if quick { " (quick)" } else { "" }
-                ),
-            })
-        }
+    if point_count(spec, quick).is_none() {
+        return Err(SpecError::Invalid {
+            origin,
+            field: "axis".into(),
+            message: format!(
+                "the number of runs{} overflows ({})",
+                if quick { " (quick)" } else { "" },
+                count_breakdown(spec, quick)
+            ),
+        });
     }
     // Applying an axis under a key that holds a plain value would clobber it.
     let mut base = spec.base.clone();
@@ -762,29 +822,73 @@ fn check_expansion(spec: &Spec, quick: bool) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// Expands a spec into its run points: the cartesian product of the axes
-/// (first axis outermost) with trials innermost, numbered from 0.
-pub fn expand(spec: &Spec, quick: bool) -> Vec<RunPoint> {
-    let axes = effective_axes(spec, quick);
-    let trials = effective_trials(spec, quick);
-    let base = effective_base(spec, quick);
-    let Some(total) = point_count(spec, quick) else {
-        return Vec::new();
-    };
-    let mut points = Vec::with_capacity(total);
-    for index in 0..total {
+/// A spec's run points in one mode, generated on demand from their index: a
+/// sweep never needs to hold every point (each carries a whole configuration).
+#[derive(Debug, Clone)]
+pub struct Expansion {
+    axes: Vec<Axis>,
+    trials: u64,
+    seed_base: u64,
+    base: toml::Table,
+    len: usize,
+}
+
+impl Expansion {
+    /// The expansion of `spec` in the given mode. Fails only when the number of
+    /// runs overflows (which [`parse_spec`] already rejects).
+    pub fn new(spec: &Spec, quick: bool) -> Result<Expansion, SpecError> {
+        let Some(len) = point_count(spec, quick) else {
+            return Err(SpecError::Invalid {
+                origin: spec.origin.clone(),
+                field: "axis".into(),
+                message: format!(
+                    "the number of runs overflows ({})",
+                    count_breakdown(spec, quick)
+                ),
+            });
+        };
+        Ok(Expansion {
+            axes: effective_axes(spec, quick),
+            trials: effective_trials(spec, quick).max(1),
+            seed_base: spec.seed_base,
+            base: effective_base(spec, quick),
+            len,
+        })
+    }
+
+    /// Number of run points.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no run points.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Trials per axis combination (consecutive indices, trial innermost).
+    pub fn trials(&self) -> u64 {
+        self.trials
+    }
+
+    /// The run point at `index` (`None` past the end): the cartesian product of
+    /// the axes (first axis outermost) with trials innermost.
+    pub fn point(&self, index: usize) -> Option<RunPoint> {
+        if index >= self.len {
+            return None;
+        }
         // Mixed-radix decode: trials is the fastest digit, then the last axis.
-        let mut rest = index;
-        let trial = (rest as u64) % trials;
-        rest /= trials as usize;
-        let mut choice = vec![0usize; axes.len()];
-        for (k, a) in axes.iter().enumerate().rev() {
+        let trials = self.trials as usize;
+        let trial = (index % trials) as u64;
+        let mut rest = index / trials;
+        let mut choice = vec![0usize; self.axes.len()];
+        for (k, a) in self.axes.iter().enumerate().rev() {
             choice[k] = rest % a.values.len();
             rest /= a.values.len();
         }
-        let mut config = base.clone();
-        let mut settings: Vec<(String, toml::Value)> = Vec::with_capacity(axes.len());
-        for (a, &c) in axes.iter().zip(&choice) {
+        let mut config = self.base.clone();
+        let mut settings: Vec<(String, toml::Value)> = Vec::with_capacity(self.axes.len());
+        for (a, &c) in self.axes.iter().zip(&choice) {
             if a.labels.is_empty() {
                 set_dotted(&mut config, &a.field, a.values[c].clone());
                 settings.push((a.field.clone(), a.values[c].clone()));
@@ -797,21 +901,36 @@ pub fn expand(spec: &Spec, quick: bool) -> Vec<RunPoint> {
                 settings.push((a.field.clone(), toml::Value::String(a.labels[c].clone())));
             }
         }
-        let seed = spec.seed_base.saturating_add(trial);
+        // `parse_spec` checked that every seed fits a TOML integer.
+        let seed = self.seed_base.saturating_add(trial);
         config.insert(
             "seed".into(),
             toml::Value::Integer(i64::try_from(seed).unwrap_or(i64::MAX)),
         );
-        points.push(RunPoint {
+        Some(RunPoint {
             index,
             id: point_id(index),
             settings,
             trial,
             seed,
             config,
-        });
+        })
     }
-    points
+
+    /// Every run point in index order, generated one at a time.
+    pub fn points(&self) -> impl Iterator<Item = RunPoint> + '_ {
+        (0..self.len).filter_map(|i| self.point(i))
+    }
+}
+
+/// Expands a spec into its run points: the cartesian product of the axes
+/// (first axis outermost) with trials innermost, numbered from 0. Holds every
+/// point at once; sweeps use [`Expansion`] instead.
+pub fn expand(spec: &Spec, quick: bool) -> Vec<RunPoint> {
+    match Expansion::new(spec, quick) {
+        Ok(e) => e.points().collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The identifier of the run at `index` (`r000017`).

@@ -69,6 +69,17 @@ impl Record {
         }
     }
 
+    /// This record with only the given dotted paths of its result (see
+    /// [`crate::value::project`]) and no `spec_config`: what a summary needs,
+    /// without the bulk of a whole result.
+    pub fn keep_only(self, paths: &[String]) -> Record {
+        Record {
+            result: crate::value::project(&self.result, paths),
+            spec_config: Value::Null,
+            ..self
+        }
+    }
+
     /// Whether every `(field, value)` of the selector matches this run.
     pub fn matches(&self, selector: &[(String, Value)]) -> bool {
         selector

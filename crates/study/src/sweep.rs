@@ -11,9 +11,14 @@ use anyhow::{bail, Context};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::spec::{expand, RunPoint, Spec};
+use crate::spec::{count_breakdown, Expansion, RunPoint, Spec};
 use crate::store::{self, Record, ResultWriter};
 use crate::value::{toml_to_json, values_equal};
+
+/// Most runs one sweep (or one shard of it) may have unless the caller raises
+/// the limit ([`SweepOptions::max_runs`]): a guard against typos such as a
+/// small range step that would turn an afternoon into a month.
+pub const DEFAULT_MAX_RUNS: usize = 100_000;
 
 /// Something that can execute one run point. Implemented by the simulator
 /// harness; tests use fakes. Each call runs single-threaded; calls happen
@@ -21,6 +26,17 @@ use crate::value::{toml_to_json, values_equal};
 pub trait Runner: Sync {
     /// Executes one run and returns its result JSON.
     fn run(&self, point: &RunPoint) -> anyhow::Result<Value>;
+
+    /// Checks a point without running it: everything [`Runner::run`] would
+    /// reject before doing any work (unknown fields, bad values, unknown
+    /// names). A sweep checks its points before the first run starts, so a
+    /// typo anywhere in a spec fails at once; the trials of one axis
+    /// combination differ only in their seed, so only the first trial of each
+    /// combination is checked. The default accepts every point.
+    fn check(&self, point: &RunPoint) -> anyhow::Result<()> {
+        let _ = point;
+        Ok(())
+    }
 }
 
 impl<F> Runner for F
@@ -51,6 +67,13 @@ pub struct SweepOptions {
     /// runs in flight finish and are recorded, then the sweep returns with
     /// `interrupted = true`.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Most runs the sweep (or the shard) may have; `None`: no limit.
+    pub max_runs: Option<usize>,
+    /// Dotted paths of each result to keep in [`SweepOutcome::records`]
+    /// (e.g. the metric, and `config.F` for a field `F` a table groups by);
+    /// `None` keeps whole results. The results file always gets whole records:
+    /// this only bounds what the sweep holds in memory.
+    pub keep: Option<Vec<String>>,
 }
 
 impl SweepOptions {
@@ -65,6 +88,8 @@ impl SweepOptions {
             quick: false,
             progress: true,
             stop: None,
+            max_runs: Some(DEFAULT_MAX_RUNS),
+            keep: None,
         }
     }
 }
@@ -73,7 +98,8 @@ impl SweepOptions {
 #[derive(Debug, Clone, Default)]
 pub struct SweepOutcome {
     /// All records of this shard known after the sweep (previously stored
-    /// ones included), sorted by index.
+    /// ones included), sorted by index; with [`SweepOptions::keep`], their
+    /// results hold only the paths asked for and no `spec_config`.
     pub records: Vec<Record>,
     /// Points this shard covers.
     pub total: usize,
@@ -121,18 +147,36 @@ pub fn shard_points(
     quick: bool,
     shard: Option<(usize, usize)>,
 ) -> anyhow::Result<Vec<RunPoint>> {
+    check_shard(shard)?;
+    let expansion = Expansion::new(spec, quick)?;
+    Ok(shard_indices(expansion.len(), shard)
+        .filter_map(|i| expansion.point(i))
+        .collect())
+}
+
+fn check_shard(shard: Option<(usize, usize)>) -> anyhow::Result<()> {
     if let Some((i, n)) = shard {
         if n == 0 || i >= n {
             bail!("invalid shard {i}/{n}: need 0 <= i < n");
         }
     }
-    Ok(expand(spec, quick)
-        .into_iter()
-        .filter(|p| match shard {
-            Some((i, n)) => p.index % n == i,
-            None => true,
-        })
-        .collect())
+    Ok(())
+}
+
+/// Indices `index % n == i` of a shard (all indices without one), in order.
+fn shard_indices(
+    total: usize,
+    shard: Option<(usize, usize)>,
+) -> std::iter::StepBy<std::ops::Range<usize>> {
+    let (i, n) = shard.unwrap_or((0, 1));
+    (i.min(total)..total).step_by(n.max(1))
+}
+
+fn in_shard(index: usize, shard: Option<(usize, usize)>) -> bool {
+    match shard {
+        Some((i, n)) => index % n == i,
+        None => true,
+    }
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -145,15 +189,160 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+fn pool(jobs: usize) -> anyhow::Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .thread_name(|i| format!("sweep-{i}"))
+        .build()
+        .context("cannot start worker threads")
+}
+
+/// A point's axis values as `field = value, ...` for messages.
+fn settings_text(point: &RunPoint) -> String {
+    if point.settings.is_empty() {
+        return "the base configuration".to_string();
+    }
+    point
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A sweep resolved completely before anything runs: its size checked
+/// against the limit (before anything is expanded) and every axis
+/// combination it covers checked by the runner. Points are generated from
+/// their index when needed, so a plan is small whatever the size of the
+/// sweep.
+#[derive(Debug)]
+pub struct SweepPlan<'a> {
+    spec: &'a Spec,
+    expansion: Expansion,
+    shard: Option<(usize, usize)>,
+    runs: usize,
+}
+
+impl SweepPlan<'_> {
+    /// Runs the plan covers (the shard's, with a shard).
+    pub fn runs(&self) -> usize {
+        self.runs
+    }
+
+    /// The spec planned.
+    pub fn spec(&self) -> &Spec {
+        self.spec
+    }
+}
+
+/// Resolves (the shard of) a spec without running anything: counts its runs
+/// with checked arithmetic and refuses more than `opts.max_runs`, refuses an
+/// existing results file without `opts.resume`, then checks the first trial
+/// of every axis combination with [`Runner::check`]. Errors name the spec
+/// file; a point that fails its check is named with its axis values.
+pub fn plan_sweep<'a>(
+    spec: &'a Spec,
+    runner: &dyn Runner,
+    opts: &SweepOptions,
+) -> anyhow::Result<SweepPlan<'a>> {
+    check_shard(opts.shard)?;
+    let Some(total) = crate::spec::point_count(spec, opts.quick) else {
+        bail!(
+            "{}: the number of runs overflows ({})",
+            spec.origin,
+            count_breakdown(spec, opts.quick)
+        );
+    };
+    let runs = shard_indices(total, opts.shard).len();
+    if let Some(limit) = opts.max_runs {
+        if runs > limit {
+            let shard = match opts.shard {
+                Some((i, n)) => format!("; shard {i}/{n} has {runs}"),
+                None => String::new(),
+            };
+            bail!(
+                "{}: the sweep{} has {total} runs ({}){shard}, more than the limit of {limit}; \
+                 check the axes for a typo, or pass --force to run them all (or --max-runs N to \
+                 raise the limit)",
+                spec.origin,
+                if opts.quick { " (quick)" } else { "" },
+                count_breakdown(spec, opts.quick)
+            );
+        }
+    }
+    if !opts.resume && std::fs::metadata(&opts.out).is_ok_and(|m| m.len() > 0) {
+        bail!("{}: exists; use --resume or remove it", opts.out.display());
+    }
+    let expansion = Expansion::new(spec, opts.quick)?;
+
+    // One point per axis combination: the shard's first trial of it.
+    let trials = expansion.trials() as usize;
+    let mut firsts: Vec<usize> = Vec::new();
+    for i in shard_indices(total, opts.shard) {
+        match firsts.last() {
+            Some(&last) if last / trials == i / trials => {}
+            _ => firsts.push(i),
+        }
+    }
+    let failure = pool(opts.jobs)?.install(|| {
+        firsts.par_iter().with_max_len(1).find_map_first(|&i| {
+            let point = expansion.point(i)?;
+            let checked =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.check(&point)));
+            let message = match checked {
+                Ok(Ok(())) => return None,
+                Ok(Err(e)) => format!("{e:#}"),
+                Err(payload) => format!("check panicked: {}", panic_message(payload.as_ref())),
+            };
+            Some((point, message))
+        })
+    });
+    if let Some((point, message)) = failure {
+        // Runners often start their messages with the run id; it is named here.
+        let message = message
+            .strip_prefix(&format!("{}: ", point.id))
+            .unwrap_or(&message);
+        bail!(
+            "{}: run {} ({}) is invalid: {message}; nothing was run",
+            spec.origin,
+            point.id,
+            settings_text(&point)
+        );
+    }
+    Ok(SweepPlan {
+        spec,
+        expansion,
+        shard: opts.shard,
+        runs,
+    })
+}
+
 /// Runs (the shard of) a spec, appending one record per finished run to
-/// `opts.out`. Returns all records of the shard sorted by index.
+/// `opts.out`. Returns all records of the shard sorted by index. Plans the
+/// sweep first ([`plan_sweep`]): nothing runs unless every point checks.
 pub fn run_sweep(
     spec: &Spec,
     runner: &dyn Runner,
     opts: &SweepOptions,
 ) -> anyhow::Result<SweepOutcome> {
-    let points = shard_points(spec, opts.quick, opts.shard)?;
+    let plan = plan_sweep(spec, runner, opts)?;
+    run_plan(&plan, runner, opts)
+}
+
+/// Runs a planned sweep (see [`run_sweep`]); `opts` should be the options it
+/// was planned with.
+pub fn run_plan(
+    plan: &SweepPlan<'_>,
+    runner: &dyn Runner,
+    opts: &SweepOptions,
+) -> anyhow::Result<SweepOutcome> {
+    let spec = plan.spec;
+    let expansion = &plan.expansion;
     let out = &opts.out;
+    let slim = |rec: Record| match &opts.keep {
+        Some(paths) => rec.keep_only(paths),
+        None => rec,
+    };
 
     let (writer, stored) = if opts.resume {
         let (w, loaded) = ResultWriter::resume(out)?;
@@ -167,19 +356,23 @@ pub fn run_sweep(
     };
 
     // Check stored records against the spec before running anything.
-    let by_index: BTreeMap<usize, &RunPoint> = points.iter().map(|p| (p.index, p)).collect();
     let mut done: BTreeMap<usize, Record> = BTreeMap::new();
     for rec in stored {
-        let Some(p) = by_index.get(&rec.index) else {
+        let point = expansion
+            .point(rec.index)
+            .filter(|_| in_shard(rec.index, plan.shard));
+        let Some(p) = point else {
             bail!(
                 "{}: stored run {} (index {}) is not part of this sweep{}; the spec changed — use a new results file",
                 out.display(),
                 rec.id,
                 rec.index,
-                if opts.shard.is_some() { " or shard" } else { "" }
+                if plan.shard.is_some() { " or shard" } else { "" }
             );
         };
-        if p.id != rec.id || p.seed != rec.seed || !settings_match(&settings_json(p), &rec.settings)
+        if p.id != rec.id
+            || p.seed != rec.seed
+            || !settings_match(&settings_json(&p), &rec.settings)
         {
             bail!(
                 "{}: stored run {} has settings {} seed {}, but the spec now gives {} seed {}; the spec changed — use a new results file",
@@ -187,7 +380,7 @@ pub fn run_sweep(
                 rec.id,
                 Value::Object(rec.settings.clone()),
                 rec.seed,
-                Value::Object(settings_json(p)),
+                Value::Object(settings_json(&p)),
                 p.seed
             );
         }
@@ -200,11 +393,10 @@ pub fn run_sweep(
                 rec.id
             );
         }
-        done.insert(rec.index, rec);
+        done.insert(rec.index, slim(rec));
     }
-    let todo: Vec<&RunPoint> = points
-        .iter()
-        .filter(|p| !done.contains_key(&p.index))
+    let todo: Vec<usize> = shard_indices(expansion.len(), plan.shard)
+        .filter(|i| !done.contains_key(i))
         .collect();
     let skipped = done.len();
 
@@ -221,11 +413,7 @@ pub fn run_sweep(
         indicatif::ProgressBar::hidden()
     };
 
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
-        .thread_name(|i| format!("sweep-{i}"))
-        .build()
-        .context("cannot start worker threads")?;
+    let pool = pool(opts.jobs)?;
 
     let stop = opts.stop.clone().unwrap_or_default();
     let interrupted = AtomicBool::new(false);
@@ -235,7 +423,7 @@ pub fn run_sweep(
     let write_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
 
     pool.install(|| {
-        todo.par_iter().with_max_len(1).for_each(|p| {
+        todo.par_iter().with_max_len(1).for_each(|&index| {
             if stop.load(Ordering::SeqCst) {
                 interrupted.store(true, Ordering::SeqCst);
                 return;
@@ -243,7 +431,10 @@ pub fn run_sweep(
             if write_error.lock().map(|e| e.is_some()).unwrap_or(true) {
                 return;
             }
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.run(p)));
+            let Some(p) = expansion.point(index) else {
+                return;
+            };
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.run(&p)));
             let (result, error) = match outcome {
                 Ok(Ok(v)) => (v, None),
                 Ok(Err(e)) => (Value::Null, Some(format!("{e:#}"))),
@@ -256,7 +447,7 @@ pub fn run_sweep(
                 id: p.id.clone(),
                 index: p.index,
                 seed: p.seed,
-                settings: settings_json(p),
+                settings: settings_json(&p),
                 result,
                 error,
                 spec_config: Value::Object(toml_table_json(&p.config)),
@@ -267,6 +458,7 @@ pub fn run_sweep(
                     f.push((rec.id.clone(), msg.clone()));
                 }
             }
+            // The record is on disk before anything else happens to it.
             if let Err(e) = writer.append(&rec) {
                 if let Ok(mut slot) = write_error.lock() {
                     slot.get_or_insert(e.into());
@@ -274,6 +466,7 @@ pub fn run_sweep(
                 return;
             }
             executed.fetch_add(1, Ordering::SeqCst);
+            let rec = slim(rec);
             if let Ok(mut v) = new_records.lock() {
                 v.push(rec);
             }
@@ -292,7 +485,7 @@ pub fn run_sweep(
     failures.sort();
     Ok(SweepOutcome {
         records: done.into_values().collect(),
-        total: points.len(),
+        total: plan.runs,
         executed: executed.into_inner(),
         skipped,
         failures,

@@ -25,6 +25,27 @@ pub struct TableOptions {
     pub confidence: f64,
 }
 
+impl TableOptions {
+    /// The paths of a result a summary with these options reads: the metric,
+    /// and `config.F` for every grouping and baseline field `F` (a field that
+    /// was not swept is read from the configuration the runner reported). See
+    /// [`crate::sweep::SweepOptions::keep`].
+    pub fn result_paths(&self) -> Vec<String> {
+        let mut paths = vec![self.metric.clone()];
+        let fields = self
+            .group_by
+            .iter()
+            .chain(self.baseline.iter().map(|(f, _)| f));
+        for f in fields {
+            let p = format!("config.{f}");
+            if !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+        paths
+    }
+}
+
 /// One row: a group of runs with equal group-field values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SummaryRow {

@@ -63,6 +63,46 @@ pub fn get_dotted<'a>(value: &'a Json, path: &str) -> Option<&'a Json> {
     }
 }
 
+/// The parts of `value` that [`get_dotted`] finds at the given paths, in a
+/// new value of the same shape (so `get_dotted` finds them there too). An
+/// array met on the way is kept whole. A `null` or non-object `value` is
+/// returned as is.
+pub fn project(value: &Json, paths: &[String]) -> Json {
+    if !value.is_object() {
+        return value.clone();
+    }
+    let mut out = Json::Object(serde_json::Map::new());
+    for p in paths {
+        project_into(value, p, &mut out);
+    }
+    out
+}
+
+fn project_into(src: &Json, path: &str, dst: &mut Json) {
+    let (Json::Object(from), Json::Object(to)) = (src, dst) else {
+        return;
+    };
+    // Same order of lookup as `get_dotted`: the whole remaining path first.
+    if let Some(v) = from.get(path) {
+        to.insert(path.to_string(), v.clone());
+        return;
+    }
+    let Some((head, rest)) = path.split_once('.') else {
+        return;
+    };
+    let Some(next) = from.get(head) else {
+        return;
+    };
+    if !next.is_object() {
+        to.insert(head.to_string(), next.clone());
+        return;
+    }
+    let slot = to
+        .entry(head.to_string())
+        .or_insert_with(|| Json::Object(serde_json::Map::new()));
+    project_into(next, rest, slot);
+}
+
 /// Reads the value at the dotted `path` inside a TOML table.
 pub fn get_dotted_toml<'a>(table: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
     let mut parts = path.split('.');
@@ -190,6 +230,40 @@ pub fn fmt_num(x: f64) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn project_keeps_exactly_what_get_dotted_finds() {
+        let v = json!({
+            "makespan_ns": 5,
+            "refs": {"local": 1, "remote": 2},
+            "threads": [{"refs": 3}, {"refs": 4}],
+            "config": {"machine": {"nodes": 4, "preset": "x"}, "seed": 1},
+            "a.b": 7,
+        });
+        let paths: Vec<String> = [
+            "refs.remote",
+            "threads.1.refs",
+            "config.machine.nodes",
+            "a.b",
+            "missing.path",
+        ]
+        .map(String::from)
+        .to_vec();
+        let p = project(&v, &paths);
+        assert_eq!(
+            p,
+            json!({
+                "refs": {"remote": 2},
+                "threads": [{"refs": 3}, {"refs": 4}],
+                "config": {"machine": {"nodes": 4}},
+                "a.b": 7,
+            })
+        );
+        for path in &paths {
+            assert_eq!(get_dotted(&p, path), get_dotted(&v, path), "{path}");
+        }
+        assert_eq!(project(&Json::Null, &paths), Json::Null);
+    }
 
     #[test]
     fn set_dotted_creates_nested_tables() {

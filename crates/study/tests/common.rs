@@ -21,6 +21,10 @@ pub struct FakeRunner {
     pub stop_after: Option<(usize, Arc<AtomicBool>)>,
     pub started: AtomicUsize,
     pub fail_index: Option<usize>,
+    /// `check` rejects points with this setting (field, value).
+    pub reject: Option<(String, toml::Value)>,
+    /// Calls of `check`.
+    pub checks: AtomicUsize,
 }
 
 impl FakeRunner {
@@ -62,6 +66,16 @@ pub fn fake_makespan(point: &RunPoint) -> f64 {
 }
 
 impl Runner for FakeRunner {
+    fn check(&self, point: &RunPoint) -> anyhow::Result<()> {
+        self.checks.fetch_add(1, Ordering::SeqCst);
+        if let Some((field, value)) = &self.reject {
+            if point.settings.iter().any(|(k, v)| k == field && v == value) {
+                anyhow::bail!("{}: unknown {field} {value}", point.id);
+            }
+        }
+        Ok(())
+    }
+
     fn run(&self, point: &RunPoint) -> anyhow::Result<Value> {
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);

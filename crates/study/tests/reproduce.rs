@@ -86,6 +86,7 @@ fn opts(out: &Path) -> ReproduceOptions {
         progress: false,
         resume: false,
         stop: None,
+        max_runs: None,
     }
 }
 
@@ -179,4 +180,91 @@ fn list_papers_finds_paper_directories() {
     let names: Vec<&str> = papers.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["a-paper", "b-paper"]);
     assert_eq!(papers[0].title, "A fake paper");
+}
+
+#[test]
+fn a_bad_point_in_the_last_study_fails_before_the_first_study_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper(tmp.path(), "fake", "");
+    let second = SPEC_3X5
+        .replace("name = \"three-axes\"", "name = \"second\"")
+        .replace(
+            "values = [\"static\", \"dynamic\"]",
+            "values = [\"static\", \"dynamc\"]",
+        );
+    std::fs::write(dir.join("second.toml"), second).unwrap();
+    let paper = std::fs::read_to_string(dir.join("paper.toml"))
+        .unwrap()
+        .replace(
+            "studies = [\"study.toml\"]",
+            "studies = [\"study.toml\", \"second.toml\"]",
+        )
+        .replace("[[reported]]\n", "[[reported]]\nstudy = \"three-axes\"\n");
+    std::fs::write(dir.join("paper.toml"), paper).unwrap();
+    let runner = FakeRunner {
+        reject: Some(("policy.kind".into(), "dynamc".into())),
+        ..FakeRunner::default()
+    };
+    let out = tmp.path().join("out");
+    let err = format!("{:#}", reproduce(&dir, &runner, &opts(&out)).unwrap_err());
+    assert_eq!(runner.total_calls(), 0, "nothing may run");
+    assert!(!out.join("fake").join("three-axes.jsonl").exists());
+    for needle in ["study `second`", "second.toml", "policy.kind = \"dynamc\""] {
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+}
+
+#[test]
+fn a_malformed_claim_is_reported_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let claim = "\n[[claim]]\nname = \"unbounded\"\nstudy = \"three-axes\"\nkind = \"value\"\n";
+    let dir = write_paper(tmp.path(), "fake", claim);
+    let text = std::fs::read_to_string(dir.join("paper.toml")).unwrap();
+    let line = text.lines().position(|l| l == "[[claim]]").unwrap() + 1;
+    let runner = FakeRunner::new(0);
+    let err = format!(
+        "{:#}",
+        reproduce(&dir, &runner, &opts(&tmp.path().join("out"))).unwrap_err()
+    );
+    assert!(
+        err.contains("paper.toml") && err.contains("claim[0] `unbounded`"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("(line {line})")),
+        "line {line} not in: {err}"
+    );
+}
+
+static BUILTIN: &[(&str, &str)] = &[
+    (
+        "b-paper/paper.toml",
+        "title = \"Built in\"\nstudies = [\"s.toml\"]\n",
+    ),
+    ("b-paper/s.toml", "name = \"s\"\ntrials = 2\n"),
+    ("notes/readme.toml", "x = 1\n"),
+];
+
+#[test]
+fn built_in_papers_are_listed_and_reproduced_from_memory() {
+    use numaplace_study::reproduce::{reproduce_from, Experiments};
+    let exp = Experiments::Builtin(BUILTIN);
+    let papers = exp.list().unwrap();
+    assert_eq!(papers.len(), 1);
+    assert_eq!(
+        (papers[0].name.as_str(), papers[0].title.as_str()),
+        ("b-paper", "Built in")
+    );
+    let err = exp.paper("nope").unwrap_err().to_string();
+    assert!(
+        err.contains("no paper `nope`") && err.contains("b-paper"),
+        "{err}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let source = exp.paper("b-paper").unwrap();
+    let runner = FakeRunner::new(0);
+    let rep = reproduce_from(&source, &runner, &opts(&tmp.path().join("out"))).unwrap();
+    assert_eq!(rep.paper, "b-paper");
+    assert_eq!(runner.total_calls(), 2);
+    assert!(tmp.path().join("out/b-paper/s.jsonl").is_file());
 }

@@ -109,6 +109,65 @@ fn quick_axis_must_name_an_axis() {
     assert!(e.contains("quick.axis.nope.x"), "{e}");
 }
 
+#[test]
+fn unknown_field_in_output_names_the_file_field_and_line() {
+    let e = err(&format!("{HEAD}[output]\nmetrc = \"x\"\n"));
+    assert!(
+        e.contains("bad.toml") && e.contains("output.metrc") && e.contains("line 5"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_field_in_quick_names_the_file_field_and_line() {
+    let e = err(&format!("{HEAD}[quick]\ntrails = 1\n"));
+    assert!(
+        e.contains("bad.toml") && e.contains("quick.trails") && e.contains("line 5"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_field_in_an_axis_names_the_file_field_and_line() {
+    let e = err(&format!(
+        "{HEAD}[[axis]]\nfield = \"a.b\"\nvalues = [1]\n[[axis]]\nfield = \"c.d\"\nrange = {{ from = 1, to = 3, stp = 1 }}\n"
+    ));
+    assert!(
+        e.contains("bad.toml") && e.contains("axis[1].range.stp") && e.contains("line 9"),
+        "{e}"
+    );
+}
+
+#[test]
+fn misspelled_range_key_of_a_quick_axis_names_the_key_and_line() {
+    let e = err(&format!(
+        "{HEAD}[[axis]]\nfield = \"a.b\"\nvalues = [1, 2]\n[quick]\naxis = {{ \"a.b\" = {{ from = 1, to = 2, stp = 1 }} }}\n"
+    ));
+    assert!(
+        e.contains("quick.axis.a.b") && e.contains("stp") && e.contains("line 8"),
+        "{e}"
+    );
+}
+
+#[test]
+fn seeds_beyond_a_toml_integer_are_rejected() {
+    let e = err("name = \"t\"\nseed_base = 9223372036854775807\ntrials = 2\n");
+    assert!(e.contains("trials") && e.contains("seed_base"), "{e}");
+    let e = err("name = \"t\"\nseed_base = 9223372036854775806\n[quick]\ntrials = 3\n");
+    assert!(e.contains("quick.trials"), "{e}");
+}
+
+#[test]
+fn run_count_overflow_is_rejected_without_expanding() {
+    let e = err(
+        "name = \"t\"\nseed_base = 0\ntrials = 9223372036854775807\n[[axis]]\nfield = \"a.b\"\nvalues = [1, 2, 3]\n",
+    );
+    assert!(
+        e.contains("overflows") && e.contains("3 values of a.b"),
+        "{e}"
+    );
+}
+
 mod expansion {
     use numaplace_study::expand;
     use numaplace_study::parse_spec;
