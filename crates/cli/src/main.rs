@@ -508,35 +508,21 @@ fn list() -> Result<(), Failure> {
 /// Prints `[section]` of a run configuration for the component `name` with `sets`
 /// applied: the defaults of every parameter, readable back by `run --config`.
 fn section_show(section: &str, name: &str, sets: &[String]) -> Result<(), Failure> {
-    let defaults: Vec<(String, toml::Value)> = match section {
-        "workload" => WorkloadConfig::all()
-            .into_iter()
-            .map(|c| (c.kind().to_string(), toml::Value::try_from(c)))
-            .map(|(k, v)| (k, v.unwrap_or(toml::Value::Boolean(false))))
-            .collect(),
-        "policy" => PolicyConfig::all()
-            .into_iter()
-            .map(|c| (c.kind().to_string(), toml::Value::try_from(c)))
-            .map(|(k, v)| (k, v.unwrap_or(toml::Value::Boolean(false))))
-            .collect(),
-        _ => SchedulerConfig::all()
-            .into_iter()
-            .map(|c| (c.kind().to_string(), toml::Value::try_from(c)))
-            .map(|(k, v)| (k, v.unwrap_or(toml::Value::Boolean(false))))
-            .collect(),
+    let kinds = match section {
+        "workload" => WorkloadConfig::KINDS,
+        "policy" => PolicyConfig::KINDS,
+        _ => SchedulerConfig::KINDS,
     };
-    let kinds: Vec<&str> = defaults.iter().map(|(k, _)| k.as_str()).collect();
-    let Some(toml::Value::Table(base)) = defaults
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.clone())
-    else {
+    if !kinds.contains(&name) {
         return Err(UserError::new(format!(
             "no {section} `{name}`; known: {}",
             kinds.join(", ")
         ))
         .into());
-    };
+    }
+    // Every configuration type defaults its fields, so the kind alone gives the defaults.
+    let mut base = toml::Table::new();
+    base.insert("kind".into(), toml::Value::String(name.into()));
     let mut doc = toml::Table::new();
     doc.insert(section.into(), toml::Value::Table(base));
     for s in sets {

@@ -3,36 +3,16 @@
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn numaplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaplace"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+mod common;
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{assert_user_error, numaplace, stderr, stdout};
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("numaplace-robust-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
-}
-
-fn assert_user_error(o: &Output, needles: &[&str]) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stderr: {e}");
-    for n in needles {
-        assert!(e.contains(n), "`{n}` not in: {e}");
-    }
-    assert!(!e.contains("panicked"), "{e}");
 }
 
 #[test]

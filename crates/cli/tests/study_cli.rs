@@ -3,24 +3,11 @@
 //! independent of `--jobs`, and the built-in papers from any directory.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+mod common;
+
+use common::{assert_user_error, numaplace_in, stderr, stdout};
 use std::time::{Duration, Instant};
-
-fn numaplace_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_numaplace"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// A fresh, empty directory for one test.
 fn scratch(test: &str) -> PathBuf {
@@ -30,15 +17,6 @@ fn scratch(test: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn assert_user_error(o: &Output, needles: &[&str]) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stderr: {e}");
-    for n in needles {
-        assert!(e.contains(n), "`{n}` not in: {e}");
-    }
-    assert!(!e.contains("panicked"), "{e}");
 }
 
 const SMALL_SPEC: &str = r#"name = "small"

@@ -8,8 +8,7 @@ use crate::machine::{Machine, MachineConfig};
 use crate::memory::Memory;
 use crate::policy::PolicyConfig;
 use crate::sched::SchedulerConfig;
-use crate::stats::Stats;
-use crate::stats::{PageReport, SeriesPoint};
+use crate::stats::{PageReport, SeriesPoint, Stats};
 use crate::types::Ns;
 use crate::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
@@ -220,13 +219,7 @@ impl RunConfig {
                     .saturating_mul(2 * std::mem::size_of::<SeriesPoint>() as u64),
             ));
         }
-        Ok(Estimate::from_parts(
-            pages,
-            fp.threads as u64,
-            fp.ops,
-            fp.ops_field,
-            parts,
-        ))
+        Ok(Estimate::from_parts(&fp, parts))
     }
 
     /// For every page of the run (numbered as the engine numbers them: the programs'

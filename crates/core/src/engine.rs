@@ -443,12 +443,11 @@ impl Engine {
     /// Calls the monitor; `false` when it asks to stop.
     #[cold]
     fn poll(&mut self, now: Ns) -> bool {
-        let work = self.stats.ops + self.events;
+        // Only `set_monitor` lowers `next_poll` below u64::MAX, so a monitor is there.
         let Some((m, every)) = &mut self.monitor else {
-            self.next_poll = u64::MAX;
             return true;
         };
-        self.next_poll = work.saturating_add(*every);
+        self.next_poll = (self.stats.ops + self.events).saturating_add(*every);
         m.progress(Progress {
             now,
             ops: self.stats.ops,
@@ -509,6 +508,7 @@ impl Engine {
                 self.check_progress(now)?;
             }
         }
+        // A thread that ran ahead to its end past the limit leaves a makespan beyond it.
         if self.stats.makespan_ns >= TIME_LIMIT {
             return Err(SimError::TimeOverflow { at: self.now });
         }
@@ -637,9 +637,10 @@ impl Engine {
                     self.queue_thread(tid, next);
                     return Ok(());
                 }
-                // Running ahead yields to the event loop when a monitor is due (or time
-                // ran out), so progress shows and a stop request is honoured.
-                _ if self.stats.ops + self.events >= self.next_poll || next.0 >= TIME_LIMIT => {
+                // Running ahead yields to the event loop when a monitor is due, so
+                // progress shows and a stop request is honoured. (Time past the limit is
+                // caught when the thread's next event is taken or when the run ends.)
+                _ if self.stats.ops + self.events >= self.next_poll => {
                     self.queue_thread(tid, next);
                     return Ok(());
                 }

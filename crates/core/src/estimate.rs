@@ -70,6 +70,8 @@ pub struct Estimate {
     pub ops: u64,
     /// The field that drives the operation count.
     pub ops_field: String,
+    /// Series points the program records at its iteration ends.
+    pub iteration_points: u64,
     /// Peak heap bytes of building and running the simulation.
     pub bytes: u64,
     /// The terms behind `bytes`, largest first.
@@ -77,26 +79,21 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// Builds an estimate from its terms; `bytes` is their sum with a margin for
-    /// allocator rounding and vectors that grow by doubling.
-    pub fn from_parts(
-        pages: u64,
-        threads: u64,
-        ops: u64,
-        ops_field: &str,
-        mut parts: Vec<Part>,
-    ) -> Estimate {
-        parts.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.what.cmp(b.what)));
-        let sum = parts.iter().fold(0u64, |s, p| s.saturating_add(p.bytes));
-        let bytes = sum.saturating_add(sum / 4).saturating_add(BASE_BYTES);
-        Estimate {
-            pages,
-            threads,
-            ops,
-            ops_field: ops_field.to_string(),
-            bytes,
-            parts,
+    /// The estimate of a program of footprint `fp` whose run allocates `parts`.
+    pub fn from_parts(fp: &Footprint, parts: Vec<Part>) -> Estimate {
+        let mut e = Estimate {
+            pages: fp.pages,
+            threads: fp.threads as u64,
+            ops: fp.ops,
+            ops_field: fp.ops_field.to_string(),
+            iteration_points: fp.iterations,
+            bytes: 0,
+            parts: Vec::new(),
+        };
+        for p in parts {
+            e.add(p);
         }
+        e
     }
 
     /// The term that drives the estimate most.
@@ -104,11 +101,17 @@ impl Estimate {
         self.parts.first()
     }
 
-    /// Adds a term (e.g. the harness's JSON output) and recomputes the total.
-    pub fn with_part(self, part: Part) -> Estimate {
-        let mut parts = self.parts;
-        parts.push(part);
-        Estimate::from_parts(self.pages, self.threads, self.ops, &self.ops_field, parts)
+    /// Adds a term (e.g. the harness's JSON output). `bytes` is the terms' sum with a
+    /// margin for allocator rounding and vectors that grow by doubling.
+    pub fn add(&mut self, part: Part) {
+        self.parts.push(part);
+        self.parts
+            .sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.what.cmp(b.what)));
+        let sum = self
+            .parts
+            .iter()
+            .fold(0u64, |s, p| s.saturating_add(p.bytes));
+        self.bytes = sum.saturating_add(sum / 4).saturating_add(BASE_BYTES);
     }
 }
 
@@ -151,24 +154,22 @@ mod tests {
 
     #[test]
     fn the_largest_part_drives_the_estimate() {
-        let e = Estimate::from_parts(
-            1,
-            1,
-            1,
-            "workload.iterations",
-            vec![
-                Part {
-                    what: "small",
-                    field: "a".into(),
-                    bytes: 10,
-                },
-                Part {
-                    what: "large",
-                    field: "b".into(),
-                    bytes: 1000,
-                },
-            ],
-        );
+        let fp = Footprint {
+            pages: 1,
+            threads: 1,
+            ops: 1,
+            buffered_ops: 1,
+            bytes: 0,
+            iterations: 0,
+            size_field: "workload.n",
+            ops_field: "workload.iterations",
+        };
+        let part = |what, field: &str, bytes| Part {
+            what,
+            field: field.into(),
+            bytes,
+        };
+        let e = Estimate::from_parts(&fp, vec![part("small", "a", 10), part("large", "b", 1000)]);
         assert_eq!(e.driver().map(|p| p.field.as_str()), Some("b"));
         assert!(e.bytes >= 1010);
     }

@@ -14,8 +14,10 @@ pub const DEFAULT_MAX_OPS: u64 = 20_000_000_000;
 /// Memory assumed when the host does not say how much is available.
 const FALLBACK_MEMORY: u64 = 8_000_000_000;
 
-/// Bytes of the JSON record per per-page report entry and per series point (measured on
-/// pretty-printed records with a margin; they bound the output the harness builds).
+/// Bytes of the JSON record per per-page report entry and per series point: the JSON value
+/// tree, the page's array names and the pretty-printed text together (about 5.8 kB per page
+/// was measured on Jacobi with 64-byte pages; the series figure has the same margin). The
+/// estimate test holds runs to them.
 const JSON_BYTES_PER_PAGE: u64 = 8_192;
 const JSON_BYTES_PER_POINT: u64 = 4_096;
 
@@ -72,30 +74,23 @@ fn available_memory() -> Option<u64> {
 /// The run's estimate with what the harness adds: the JSON record of its per-page report
 /// and series.
 pub fn estimate(cfg: &RunConfig) -> Result<Estimate, UserError> {
-    let est = cfg
+    let mut est = cfg
         .estimate()
         .map_err(|e| UserError::new(format!("{}: {}", e.field, e.message)))?;
-    let iteration_points = est
-        .parts
-        .iter()
-        .find(|p| p.what == "series points at iteration ends")
-        .map(|p| p.bytes / (2 * std::mem::size_of::<numaplace_core::stats::SeriesPoint>() as u64))
-        .unwrap_or(0);
-    let (ops_field, pages) = (est.ops_field.clone(), est.pages);
-    let mut est = est.with_part(Part {
+    est.add(Part {
         what: "JSON record of the series",
-        field: ops_field,
-        bytes: iteration_points.saturating_mul(JSON_BYTES_PER_POINT),
+        field: est.ops_field.clone(),
+        bytes: est.iteration_points.saturating_mul(JSON_BYTES_PER_POINT),
     });
     if cfg.report.per_page {
-        est = est.with_part(Part {
+        est.add(Part {
             what: "JSON record of the per-page report",
             field: "report.per_page".into(),
-            bytes: pages.saturating_mul(JSON_BYTES_PER_PAGE),
+            bytes: est.pages.saturating_mul(JSON_BYTES_PER_PAGE),
         });
     }
     if cfg.report.series_interval_ns > 0 {
-        est = est.with_part(Part {
+        est.add(Part {
             what: "JSON record of the interval series",
             field: "report.series_interval_ns".into(),
             bytes: numaplace_core::estimate::MAX_INTERVAL_POINTS

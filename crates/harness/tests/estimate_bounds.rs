@@ -9,6 +9,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+mod common;
+use common::small;
+
 struct Counting;
 
 static CURRENT: AtomicUsize = AtomicUsize::new(0);
@@ -41,22 +44,6 @@ fn peak_of(f: impl FnOnce()) -> usize {
     PEAK.store(base, Ordering::SeqCst);
     f();
     PEAK.load(Ordering::SeqCst).saturating_sub(base)
-}
-
-fn small(kind: &str) -> Vec<String> {
-    let sets: &[&str] = match kind {
-        "matvec" | "jacobi" => &["workload.n=128", "workload.iterations=2"],
-        "matvec-synthetic" => &["workload.n=64"],
-        "matvec-sparse" => &["workload.matrix=\"pores-1\""],
-        "surface-wave" => &["workload.total_ms=500"],
-        "gauss" => &["workload.n=96"],
-        "msort" => &["workload.n=4096"],
-        "backprop" => &["workload.epochs=1"],
-        _ => &[],
-    };
-    let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    v.push("workload.threads=8".into());
-    v
 }
 
 fn check(ov: &Overrides) {

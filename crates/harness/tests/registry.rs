@@ -5,22 +5,8 @@ use numaplace_core::workload::WorkloadConfig;
 use numaplace_core::PolicyConfig;
 use numaplace_harness::{presets, resolve, run_to_json, Overrides};
 
-/// Settings that make workload `kind` small, with 8 threads so daemons find a processor.
-fn small(kind: &str) -> Vec<String> {
-    let sets: &[&str] = match kind {
-        "matvec" | "jacobi" => &["workload.n=128", "workload.iterations=1"],
-        "matvec-synthetic" => &["workload.n=64"],
-        "matvec-sparse" => &["workload.matrix=\"pores-1\""],
-        "surface-wave" => &["workload.total_ms=500"],
-        "gauss" => &["workload.n=96"],
-        "msort" => &["workload.n=4096"],
-        "backprop" => &["workload.epochs=1"],
-        _ => &[],
-    };
-    let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    v.push("workload.threads=8".into());
-    v
-}
+mod common;
+use common::small;
 
 #[test]
 fn every_machine_workload_and_policy_runs() {

@@ -1,0 +1,18 @@
+//! Shared settings of the harness tests.
+
+/// Settings that make workload `kind` small, with 8 threads so daemons find a processor.
+pub fn small(kind: &str) -> Vec<String> {
+    let sets: &[&str] = match kind {
+        "matvec" | "jacobi" => &["workload.n=128", "workload.iterations=1"],
+        "matvec-synthetic" => &["workload.n=64"],
+        "matvec-sparse" => &["workload.matrix=\"pores-1\""],
+        "surface-wave" => &["workload.total_ms=500"],
+        "gauss" => &["workload.n=96"],
+        "msort" => &["workload.n=4096"],
+        "backprop" => &["workload.epochs=1"],
+        _ => &[],
+    };
+    let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    v.push("workload.threads=8".into());
+    v
+}
