@@ -28,7 +28,7 @@ fn a_million_point_grid_with_frames_to_spare_is_refused_by_its_memory_estimate()
         "--set",
         "workload.n=1000000",
         "--set",
-        "machine.frames_per_node=4000000000",
+        "machine.frames_per_node=2000000000",
         "--set",
         "report.per_page=false",
     ]);
@@ -45,8 +45,15 @@ fn large_surface_wave_and_synthetic_matvec_are_refused() {
 
 #[test]
 fn a_grid_whose_point_count_overflows_is_an_error_not_a_wrap() {
-    let o = numaplace(&["run", "--set", "workload.n=8589934592"]);
+    // 2^32 is the largest order the field allows; its square does not fit in 64 bits.
+    let o = numaplace(&["run", "--set", "workload.n=4294967296"]);
     assert_user_error(&o, &["workload.n", "64 bits"]);
+}
+
+#[test]
+fn a_field_outside_its_declared_range_is_refused_with_the_range() {
+    let o = numaplace(&["run", "--set", "machine.nodes=65"]);
+    assert_user_error(&o, &["machine.nodes", "65 is out of range", "1..=64"]);
 }
 
 #[test]
@@ -149,9 +156,9 @@ fn costs_that_overflow_simulated_time_are_an_error_not_a_saturated_makespan() {
         "--set",
         "workload.n=64",
         "--set",
-        "machine.costs.remote_read_ns=9223372036854775807",
+        "machine.costs.remote_read_ns=4611686018427387904",
         "--set",
-        "machine.costs.remote_write_ns=9223372036854775807",
+        "machine.costs.remote_write_ns=4611686018427387904",
     ]);
     assert_user_error(&o, &["simulated time passed"]);
 }
@@ -323,4 +330,19 @@ fn ctrl_c_stops_a_run_and_prints_partial_statistics() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(v["partial"], true);
+}
+
+#[test]
+fn list_fields_prints_each_field_with_the_range_validation_enforces() {
+    let o = numaplace(&["list", "--fields"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("nodes "))
+        .unwrap_or_else(|| panic!("no `nodes` line in:\n{out}"));
+    assert!(line.contains("1..=64"), "{line}");
+    // The listed bound is the enforced one: one past it is refused, naming the range.
+    let o = numaplace(&["run", "--set", "machine.nodes=0"]);
+    assert_user_error(&o, &["machine.nodes", "1..=64"]);
 }

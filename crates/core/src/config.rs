@@ -3,6 +3,7 @@
 use crate::engine::{Engine, EngineOptions, SimError};
 use crate::error::ConfigError;
 use crate::estimate::{Estimate, Part};
+use crate::fields::Fields;
 use crate::history::RefHistory;
 use crate::machine::{Machine, MachineConfig};
 use crate::memory::Memory;
@@ -14,13 +15,14 @@ use crate::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
 
 /// What to report besides the totals.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReportConfig {
     /// Keep the per-page report. Default true.
     pub per_page: bool,
     /// Record a series point every this many ns besides iteration ends; 0 = only at
     /// iteration ends. Default 0.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub series_interval_ns: u64,
 }
 
@@ -82,10 +84,11 @@ pub mod seed_format {
 }
 
 /// A fully resolved run configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Fields)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
     /// The machine.
+    #[field(nested)]
     pub machine: MachineConfig,
     /// The workload.
     #[serde(default)]
@@ -101,6 +104,7 @@ pub struct RunConfig {
     #[serde(default = "default_seed", with = "seed_format")]
     pub seed: u64,
     /// Reporting options.
+    #[field(nested)]
     #[serde(default)]
     pub report: ReportConfig,
 }
@@ -129,6 +133,7 @@ impl RunConfig {
     /// simulate, without allocating anything sized by the configuration (the machine's
     /// node-pair tables and a policy object are built; both are small).
     pub fn estimate(&self) -> Result<Estimate, ConfigError> {
+        self.report.check_ranges("report")?;
         let machine = Machine::new(self.machine.clone())?;
         let fp = self.workload.footprint(&machine)?;
         let nodes = machine.nodes() as u64;

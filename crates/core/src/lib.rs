@@ -9,11 +9,15 @@
 
 #![warn(missing_docs)]
 
+// The derive macros name this crate by its path, also from inside it.
+extern crate self as numaplace_core;
+
 pub mod breakeven;
 pub mod config;
 pub mod engine;
 pub mod error;
 pub mod estimate;
+pub mod fields;
 pub mod history;
 pub mod machine;
 pub mod memory;

@@ -5,6 +5,7 @@
 //! every reference.
 
 use crate::error::ConfigError;
+use crate::fields::Fields;
 use crate::types::{NodeId, Ns, ProcId};
 use serde::{Deserialize, Serialize};
 
@@ -29,45 +30,60 @@ pub enum Topology {
 }
 
 /// Operation costs in integer nanoseconds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Fields)]
 #[serde(deny_unknown_fields)]
 pub struct Costs {
     /// Read of one word from the local memory module (ns).
+    #[field(min = 1, max = crate::TIME_LIMIT, unit = "ns")]
     pub local_read_ns: u64,
     /// Write of one word to the local memory module (ns).
+    #[field(min = 1, max = crate::TIME_LIMIT, unit = "ns")]
     pub local_write_ns: u64,
     /// Read of one word from a remote module at the reference distance (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub remote_read_ns: u64,
     /// Write of one word to a remote module at the reference distance (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub remote_write_ns: u64,
     /// Read of one word of a replicated read-only page a node may cache (TC2000-style, ns);
     /// absent when nodes do not cache shared pages.
+    #[field(min = 1, max = crate::TIME_LIMIT, unit = "ns")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_read_ns: Option<u64>,
     /// Page fault: trap, handler entry and establishing one mapping (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub page_fault_ns: u64,
     /// Fixed part of a page migration: allocate, remap, free (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub migrate_fixed_ns: u64,
     /// Fixed part of a page replication: allocate and map a copy (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub replicate_fixed_ns: u64,
     /// Block transfer of one word between modules, per word (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub block_transfer_per_word_ns: u64,
     /// Fixed part of a coherency fault: a write to a replicated page (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub coherency_fault_fixed_ns: u64,
     /// Extra coherency-fault cost per copy invalidated and freed (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub coherency_per_copy_ns: u64,
     /// Interrupting one node to invalidate or restrict its mapping (TLB shootdown, ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub shootdown_per_node_ns: u64,
     /// Locking and unlocking one page-table-entry copy (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub pte_lock_ns: u64,
     /// Examining (and clearing) the reference history in one page-table-entry copy (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub pte_examine_ns: u64,
     /// With contention on: time a memory module is occupied per word it serves (ns).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub module_service_ns: u64,
 }
 
 /// A machine as configured: the data of a preset with any overrides applied.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Fields)]
 #[serde(deny_unknown_fields)]
 pub struct MachineConfig {
     /// The preset this machine came from (or a user label).
@@ -76,19 +92,25 @@ pub struct MachineConfig {
     /// One line saying what the machine is and where its numbers come from.
     #[serde(default)]
     pub description: String,
-    /// Number of nodes (memory modules), 1..=64.
+    /// Number of nodes (memory modules).
+    #[field(min = 1, max = crate::types::NodeSet::CAPACITY)]
     pub nodes: u16,
     /// Processors per node.
+    #[field(min = 1, max = 65_535)]
     pub procs_per_node: u16,
     /// Page frames in each node's memory module.
+    #[field(min = 1, max = crate::estimate::MAX_PAGES, unit = "frames")]
     pub frames_per_node: u32,
     /// Page size in bytes (> 0, a multiple of the word size).
+    #[field(min = 1, max = 1_073_741_824, unit = "bytes")]
     pub page_size_bytes: u64,
     /// Word size in bytes: the unit of one reference.
+    #[field(min = 1, max = 4096, unit = "bytes")]
     pub word_size_bytes: u64,
     /// Node distances.
     pub topology: Topology,
     /// Operation costs.
+    #[field(nested)]
     pub costs: Costs,
     /// Whether memory modules serve one access at a time (queueing on `busy_until`).
     #[serde(default)]
@@ -109,25 +131,11 @@ pub struct Machine {
 impl Machine {
     /// Validates `config` and derives the latency tables.
     pub fn new(config: MachineConfig) -> Result<Machine, ConfigError> {
+        config.check_ranges("machine")?;
         let err = |field: &str, msg: String| Err(ConfigError::new(format!("machine.{field}"), msg));
         let n = config.nodes as usize;
-        if n == 0 || n > crate::types::NodeSet::CAPACITY {
-            return err("nodes", format!("must be 1..=64, got {n}"));
-        }
-        if config.procs_per_node == 0 {
-            return err("procs_per_node", "must be at least 1".into());
-        }
         if (n * config.procs_per_node as usize) > u16::MAX as usize {
             return err("procs_per_node", "too many processors in total".into());
-        }
-        if config.frames_per_node == 0 {
-            return err("frames_per_node", "must be at least 1".into());
-        }
-        if config.word_size_bytes == 0 {
-            return err("word_size_bytes", "must be positive".into());
-        }
-        if config.page_size_bytes == 0 {
-            return err("page_size_bytes", "must be positive".into());
         }
         if !config
             .page_size_bytes
@@ -142,12 +150,6 @@ impl Machine {
             );
         }
         let c = &config.costs;
-        if c.local_read_ns == 0 || c.local_write_ns == 0 {
-            return err(
-                "costs",
-                "local read and write costs must be positive".into(),
-            );
-        }
         // The same rule on every topology: a remote access never costs less than a local
         // one (a distance matrix scales between the two, so a reversed pair would make
         // nearer nodes dearer than farther ones).

@@ -51,6 +51,21 @@ macro_rules! registry {
                 }
             }
 
+            /// Checks the component's parameters against the ranges declared at their
+            /// fields; `prefix` is the table's path (`workload`, `policy`, ...).
+            pub fn check_ranges(&self, prefix: &str) -> Result<(), $crate::error::ConfigError> {
+                match self {
+                    $($name::$variant(c) => $crate::fields::Fields::check_ranges(c, prefix)),+
+                }
+            }
+
+            /// The component's parameters as declared: doc, range and unit of each.
+            pub fn fields(&self) -> &'static [$crate::fields::FieldInfo] {
+                match self {
+                    $($name::$variant(_) => <$cfg as $crate::fields::Fields>::fields()),+
+                }
+            }
+
             /// The component named `kind` with its parameters read from `d` (a table
             /// without `kind`), or `None` when no component has that name.
             pub fn deserialize_kind<'de, D: serde::Deserializer<'de>>(

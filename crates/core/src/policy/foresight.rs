@@ -10,16 +10,18 @@
 use super::holliday_daemon::{locked_migrate, page_table_copies, program_placement};
 use super::{Ctx, Policy, StaticConfig, StaticPolicy};
 use crate::error::ConfigError;
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::types::{NodeId, ThreadId, Vpn};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `foresight`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct ForesightConfig {
     /// Initial placement (default: where the program puts its data, first touch for the
     /// rest).
+    #[field(nested)]
     pub initial: StaticConfig,
 }
 
@@ -40,6 +42,7 @@ pub struct Foresight {
 impl Foresight {
     /// The policy for `machine`.
     pub fn new(config: ForesightConfig, machine: &Machine) -> Result<Foresight, ConfigError> {
+        config.check_ranges("policy")?;
         let initial = StaticPolicy::new(config.initial, machine).map_err(|e| {
             ConfigError::new(
                 e.field.replacen("policy.", "policy.initial.", 1),

@@ -18,26 +18,30 @@
 
 use super::{Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Policy, StaticConfig, StaticPolicy};
 use crate::error::ConfigError;
+use crate::fields::Fields;
 use crate::history::HistoryMode;
 use crate::machine::Machine;
 use crate::types::{NodeId, Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `holliday-daemon`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct HollidayConfig {
     /// Number of migration daemons, each on its own processor with its own partition of
     /// the pages. Default 1 (the paper tries 1 and 2).
+    #[field(min = 1, max = 65_536)]
     pub daemons: u32,
     /// Blocking duration between passes, in ns. Default 0 (the paper tries 0, 50 us and
     /// 10,000 us).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub blocking_ns: u64,
     /// Reference-history mechanism: `usage` (the Usage field, default), `refbit`, or
     /// `aging:k` (k Referenced bits shifted at each examination).
     pub history: HistoryMode,
     /// Initial placement (default: where the program puts its data, first touch for the
     /// rest — the paper's None baseline).
+    #[field(nested)]
     pub initial: StaticConfig,
 }
 
@@ -92,6 +96,7 @@ pub struct HollidayDaemon {
 impl HollidayDaemon {
     /// The policy for `machine`.
     pub fn new(config: HollidayConfig, machine: &Machine) -> Result<HollidayDaemon, ConfigError> {
+        config.check_ranges("policy")?;
         if config.daemons == 0 {
             return Err(ConfigError::new("policy.daemons", "must be at least 1"));
         }

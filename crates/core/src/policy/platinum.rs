@@ -15,22 +15,25 @@
 
 use super::{Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy};
 use crate::error::ConfigError;
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::Access;
 use crate::types::{NodeId, Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `platinum`, with the paper's settings as defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlatinumConfig {
     /// Freeze window: a fault on a page invalidated less than `t1_ns` ago freezes it.
     /// Default 10 ms ("t1 is currently set to 10 ms"; applications were insensitive from
     /// 10 to about 100 ms).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub t1_ns: u64,
     /// Defrost period: the daemon thaws every frozen page each `t2_ns`. Default 1 s
     /// ("t2 is currently set to 1 second"); 0 disables the defrost daemon (pages frozen
     /// for good, as before thawing was added to the kernel).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub t2_ns: u64,
     /// The alternative thaw policy of §4.2: a fault on a frozen page at least `t1_ns`
     /// after it froze thaws it and may replicate or migrate it. Default false (the
@@ -38,6 +41,7 @@ pub struct PlatinumConfig {
     pub thaw_on_access: bool,
     /// The node whose first processor the defrost daemon interrupts (a clock interrupt
     /// steals time there). Default 0.
+    #[field(min = 0, max = 63)]
     pub daemon_node: u16,
 }
 
@@ -64,6 +68,7 @@ pub const MIN_DEFROST_PERIOD_NS: u64 = 1_000;
 impl PlatinumPolicy {
     /// A `platinum` policy for `machine`.
     pub fn new(config: PlatinumConfig, machine: &Machine) -> Result<PlatinumPolicy, ConfigError> {
+        config.check_ranges("policy")?;
         if config.daemon_node as usize >= machine.nodes() {
             return Err(ConfigError::new(
                 "policy.daemon_node",

@@ -5,6 +5,7 @@
 
 use super::Policy;
 use crate::error::ConfigError;
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::types::{NodeId, Vpn};
 use serde::{Deserialize, Serialize};
@@ -26,12 +27,13 @@ pub enum StaticPlacement {
 }
 
 /// Parameters of `static`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct StaticConfig {
     /// The placement rule. Default: first-touch.
     pub placement: StaticPlacement,
     /// The node for `fixed` placement. Default: 0.
+    #[field(min = 0, max = 63)]
     pub node: u16,
     /// With `program` placement, the rule for pages the program does not place
     /// (`first-touch`, `round-robin` or `fixed`). Default: first-touch.
@@ -58,6 +60,7 @@ pub struct StaticPolicy {
 impl StaticPolicy {
     /// A static policy for `machine`.
     pub fn new(config: StaticConfig, machine: &Machine) -> Result<StaticPolicy, ConfigError> {
+        config.check_ranges("policy")?;
         if config.fallback == StaticPlacement::Program {
             return Err(ConfigError::new(
                 "policy.fallback",

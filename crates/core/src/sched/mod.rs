@@ -6,6 +6,7 @@
 //! (e.g. "at 5 ms preempt threads 8..15").
 
 use crate::error::ConfigError;
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::types::{Ns, ProcId, ThreadId};
 use serde::{Deserialize, Serialize};
@@ -38,10 +39,11 @@ pub trait Scheduler {
 }
 
 /// Parameters of `dedicated`.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct DedicatedConfig {
     /// Processor of thread 0; thread i runs on processor `first_proc + i`. Default 0.
+    #[field(min = 0, max = 65_535)]
     pub first_proc: u16,
 }
 
@@ -74,10 +76,11 @@ pub enum ScriptAction {
 }
 
 /// Parameters of `scripted`: dedicated placement at start, then the events in time order.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct ScriptedConfig {
     /// Processor of thread 0 at start.
+    #[field(min = 0, max = 65_535)]
     pub first_proc: u16,
     /// The changes.
     pub events: Vec<ScriptEvent>,
@@ -103,6 +106,7 @@ impl SchedulerConfig {
     /// Validates the scheduler for `threads` threads on `machine` (what the engine would
     /// refuse at start, checked before anything else is built).
     pub fn check(&self, machine: &Machine, threads: u32) -> Result<(), ConfigError> {
+        self.check_ranges("scheduler")?;
         self.build().start(machine, threads).map(|_| ())
     }
 

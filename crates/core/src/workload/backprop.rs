@@ -13,28 +13,35 @@
 use super::{thread_count, Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `backprop`, with the paper's network as defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct BackpropConfig {
     /// Units. Default 40 (the §5.3 network).
+    #[field(min = 2, max = 65_536)]
     pub units: u32,
     /// Input/output pairs. Default 16 (§5.3).
+    #[field(min = 1)]
     pub patterns: u32,
     /// Passes over all patterns each thread makes. Default 20 (not given in the paper).
+    #[field(min = 1)]
     pub epochs: u32,
     /// Relaxation steps per pattern, forward and backward. Default 5 (not given in the
     /// paper).
+    #[field(min = 1)]
     pub relax_steps: u32,
     /// Threads; default: one per processor.
+    #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: Option<u32>,
     /// Computation per connection visited (a floating-point multiply-add), in ns.
     /// Default 4000: an estimate for an MC68881 at 16.67 MHz; the paper gives no figure.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_connection: u64,
 }
 
@@ -75,21 +82,7 @@ impl Backprop {
         c: &BackpropConfig,
         machine: &Machine,
     ) -> Result<(Layout, [ArrayId; 4], u32, u64), ConfigError> {
-        if c.units < 2 {
-            return Err(ConfigError::new("workload.units", "must be at least 2"));
-        }
-        if c.patterns == 0 {
-            return Err(ConfigError::new("workload.patterns", "must be at least 1"));
-        }
-        if c.epochs == 0 {
-            return Err(ConfigError::new("workload.epochs", "must be at least 1"));
-        }
-        if c.relax_steps == 0 {
-            return Err(ConfigError::new(
-                "workload.relax_steps",
-                "must be at least 1",
-            ));
-        }
+        c.check_ranges("workload")?;
         let threads = thread_count("workload.threads", c.threads, machine)?;
         if threads > c.units {
             return Err(ConfigError::new(

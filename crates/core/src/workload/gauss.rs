@@ -21,18 +21,21 @@
 use super::{thread_count, Emitter, Op, Program, Variant};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `gauss`, with the paper's problem as defaults.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct GaussConfig {
     /// Matrix order N. Default 800 (the 800 x 800 matrix of §5.1).
+    #[field(min = 2, max = 100_000)]
     pub n: u64,
     /// Threads; default: one per processor (§5.1).
+    #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: Option<u32>,
     /// Rows dealt cyclically (row i to thread i mod p), true, or in contiguous blocks,
     /// false. The paper says only that rows are statically assigned; cyclic keeps the
@@ -42,10 +45,12 @@ pub struct GaussConfig {
     /// style of §6: data with different sharing patterns on distinct pages). Default true.
     pub row_per_page: bool,
     /// Element size in bytes. Default 4 (32-bit integers).
+    #[field(min = 1, max = 65_536, unit = "bytes")]
     pub elem_bytes: u64,
     /// Computation per element update besides its three references (pivot read, row
     /// read, row write), in ns. Default 3000: an estimate for a 16.67 MHz MC68020 (a 32-bit
     /// integer multiply of about 43 clocks plus loop overhead); the paper gives no figure.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_element: u64,
     /// The §4.2 anecdote: the matrix-size variable shares a page with the start spin
     /// lock and is read once per inner-loop iteration. Default false.
@@ -107,15 +112,7 @@ impl Gauss {
         c: &GaussConfig,
         machine: &Machine,
     ) -> Result<(Layout, [ArrayId; 3], Option<ArrayId>, u32, u64), ConfigError> {
-        if c.n < 2 {
-            return Err(ConfigError::new("workload.n", "must be at least 2"));
-        }
-        if c.n > 100_000 {
-            return Err(ConfigError::new("workload.n", "must be at most 100000"));
-        }
-        if c.elem_bytes == 0 {
-            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
-        }
+        c.check_ranges("workload")?;
         let threads = thread_count("workload.threads", c.threads, machine)?;
         if threads as u64 > c.n {
             return Err(ConfigError::new(

@@ -14,6 +14,7 @@ use super::{
 };
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::Ns;
@@ -31,23 +32,28 @@ pub enum PageLayout {
 }
 
 /// Parameters of `jacobi`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct JacobiConfig {
     /// Grid order N. Default 512 (Holliday).
+    #[field(min = 1, max = 4_294_967_296)]
     pub n: u64,
     /// Partition grid as [rows, columns] of partitions; default: the most nearly square
     /// grid with one partition per thread (16 threads: 4 x 4, as in Holliday).
     pub grid: Option<[u32; 2]>,
     /// Threads; default: one per processor. Must equal the number of partitions.
+    #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: Option<u32>,
     /// Iterations. Default 10 (Holliday).
+    #[field(min = 1)]
     pub iterations: u32,
     /// Page layout. Default horizontal (row-major).
     pub layout: PageLayout,
     /// Element size in bytes. Default 4 (single-precision floats).
+    #[field(min = 1, max = 65_536, unit = "bytes")]
     pub elem_bytes: u64,
     /// Computation per point, in ns, besides the references. Default 0.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_point: u64,
     /// `uma` (no placement) or `numa` (each partition's pages on its thread's node).
     pub variant: Variant,
@@ -231,18 +237,7 @@ impl Jacobi {
     /// Validates `c` and lays out the address space (nothing sized by the parameters is
     /// allocated here).
     fn plan(c: &JacobiConfig, machine: &Machine) -> Result<Plan, ConfigError> {
-        if c.n == 0 {
-            return Err(ConfigError::new("workload.n", "must be at least 1"));
-        }
-        if c.elem_bytes == 0 {
-            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
-        }
-        if c.iterations == 0 {
-            return Err(ConfigError::new(
-                "workload.iterations",
-                "must be at least 1",
-            ));
-        }
+        c.check_ranges("workload")?;
         let threads = thread_count("workload.threads", c.threads, machine)?;
         let [prow, pcol] = match c.grid {
             Some(g) => g,

@@ -9,29 +9,36 @@ use super::{
 };
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::Ns;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `matvec`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct MatvecConfig {
     /// Matrix order N (A is N x N). Default 512 (Holliday's matrix).
+    #[field(min = 1, max = 4_294_967_296)]
     pub n: u64,
     /// References to each entry of A. Default 1 (Holliday also used 10 and 20).
+    #[field(min = 1)]
     pub repeat: u32,
     /// Element size in bytes. Default 4 (single-precision floats).
+    #[field(min = 1, max = 65_536, unit = "bytes")]
     pub elem_bytes: u64,
     /// Threads; default: one per processor.
+    #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: Option<u32>,
     /// Times the whole product is computed, each an iteration ending in a barrier.
     /// Default 1.
+    #[field(min = 1)]
     pub iterations: u32,
     /// Start every row of A on a new page (Holliday's layout). Default false.
     pub row_per_page: bool,
     /// Computation per entry, in ns, besides the references. Default 0.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_entry: u64,
     /// `uma` (no placement) or `numa` (rows on the node of the thread that reads them).
     pub variant: Variant,
@@ -124,21 +131,7 @@ impl Matvec {
     /// Validates `c` and lays out the address space (nothing sized by the parameters is
     /// allocated here).
     fn plan(c: &MatvecConfig, machine: &Machine) -> Result<Plan, ConfigError> {
-        if c.n == 0 {
-            return Err(ConfigError::new("workload.n", "must be at least 1"));
-        }
-        if c.elem_bytes == 0 {
-            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
-        }
-        if c.repeat == 0 {
-            return Err(ConfigError::new("workload.repeat", "must be at least 1"));
-        }
-        if c.iterations == 0 {
-            return Err(ConfigError::new(
-                "workload.iterations",
-                "must be at least 1",
-            ));
-        }
+        c.check_ranges("workload")?;
         let threads = thread_count("workload.threads", c.threads, machine)?;
         if threads as u64 > c.n {
             return Err(ConfigError::new(

@@ -13,6 +13,7 @@ use super::pair_rows::PairRows;
 use super::{thread_count, Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::Footprint;
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
@@ -54,7 +55,7 @@ impl SparseRows {
 }
 
 /// Parameters of `matvec-sparse`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct MatvecSparseConfig {
     /// The matrix: a built-in name (`lund-a`, the paper's 003; `gr-30-30`, its 021;
@@ -62,15 +63,20 @@ pub struct MatvecSparseConfig {
     /// Harwell-Boeing file. Default `lund-a`.
     pub matrix: String,
     /// References to each non-zero entry. Default 1 (the paper's sparse suite).
+    #[field(min = 1)]
     pub refs_per_nonzero: u32,
     /// Threads, an even number; default one per processor (the paper uses 16).
+    #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: Option<u32>,
     /// Word size of the three vectors, in bytes. Default 4.
+    #[field(min = 1, max = 65_536, unit = "bytes")]
     pub word_bytes: u64,
     /// Private computation per non-zero entry, in ns. Default 0.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_nonzero: u64,
     /// Products computed one after another, with a barrier between them (an iterative
     /// method's inner product). Default 1.
+    #[field(min = 1)]
     pub iterations: u32,
     /// The matrix's rows, filled in from `matrix` by whoever reads files.
     #[serde(skip)]
@@ -117,27 +123,13 @@ impl MatvecSparse {
         c: &MatvecSparseConfig,
         machine: &Machine,
     ) -> Result<(Arc<SparseRows>, Layout, [ArrayId; 3], PairRows, u32, u64), ConfigError> {
+        c.check_ranges("workload")?;
         let m = c.rows.clone().ok_or_else(|| {
             ConfigError::new(
                 "workload.matrix",
                 format!("matrix `{}` was not loaded", c.matrix),
             )
         })?;
-        if c.word_bytes == 0 {
-            return Err(ConfigError::new("workload.word_bytes", "must be positive"));
-        }
-        if c.iterations == 0 {
-            return Err(ConfigError::new(
-                "workload.iterations",
-                "must be at least 1",
-            ));
-        }
-        if c.refs_per_nonzero == 0 {
-            return Err(ConfigError::new(
-                "workload.refs_per_nonzero",
-                "must be at least 1",
-            ));
-        }
         let threads = thread_count("workload.threads", c.threads, machine)?;
         let pairs = PairRows::new(m.rows(), threads)?;
         let ps = machine.page_size();

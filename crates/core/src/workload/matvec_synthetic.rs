@@ -14,28 +14,35 @@ use super::pair_rows::PairRows;
 use super::{thread_count, Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `matvec-synthetic`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct MatvecSyntheticConfig {
     /// Matrix order N. Default 512 (the paper's 1 MB matrix).
+    #[field(min = 2, max = 4_294_967_296)]
     pub n: u64,
     /// References to each non-zero entry. Default 1 (the paper uses 1, 10 and 20).
+    #[field(min = 1)]
     pub refs_per_nonzero: u32,
     /// References to each zeroed entry. Default 0: the program skips the zeroed entries,
     /// which is what lets the even thread run ahead.
+    #[field(min = 0)]
     pub refs_per_zero: u32,
     /// Threads, an even number; default one per processor (the paper uses 16 and 4).
+    #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: Option<u32>,
     /// Element size in bytes. Default 4.
+    #[field(min = 1, max = 65_536, unit = "bytes")]
     pub elem_bytes: u64,
     /// Private computation per non-zero entry, in ns (loop control and arithmetic on
     /// private data, which the software translation does not see). Default 0.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_nonzero: u64,
 }
 
@@ -73,18 +80,7 @@ impl MatvecSynthetic {
         c: &MatvecSyntheticConfig,
         machine: &Machine,
     ) -> Result<(Layout, ArrayId, PairRows, u32, u64), ConfigError> {
-        if c.n < 2 {
-            return Err(ConfigError::new("workload.n", "must be at least 2"));
-        }
-        if c.elem_bytes == 0 {
-            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
-        }
-        if c.refs_per_nonzero == 0 {
-            return Err(ConfigError::new(
-                "workload.refs_per_nonzero",
-                "must be at least 1",
-            ));
-        }
+        c.check_ranges("workload")?;
         let threads = thread_count("workload.threads", c.threads, machine)?;
         let ps = machine.page_size();
         let mut layout = Layout::new();

@@ -12,24 +12,29 @@
 use super::{thread_count, Emitter, Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::{Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `msort`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct MsortConfig {
     /// Keys to sort. Default 262144 (1 MB of 32-bit keys; the paper's size is not given
     /// in the text, only that it is too large for the Sequent's 8 KB caches).
+    #[field(min = 2, max = 4_294_967_296)]
     pub n: u64,
     /// Threads; default: one per processor.
+    #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: Option<u32>,
     /// Key size in bytes. Default 4.
+    #[field(min = 1, max = 65_536, unit = "bytes")]
     pub elem_bytes: u64,
     /// Computation per key moved by a merge step (compare, branch, index updates), in
     /// ns. Default 2000: an estimate for a 16.67 MHz MC68020; the paper gives no figure.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_key: u64,
 }
 
@@ -78,12 +83,7 @@ impl Msort {
 
     /// Validates the parameters and returns the thread count.
     fn new_checked_threads(c: &MsortConfig, machine: &Machine) -> Result<u32, ConfigError> {
-        if c.n < 2 {
-            return Err(ConfigError::new("workload.n", "must be at least 2"));
-        }
-        if c.elem_bytes == 0 {
-            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
-        }
+        c.check_ranges("workload")?;
         let threads = thread_count("workload.threads", c.threads, machine)?;
         if threads as u64 > c.n {
             return Err(ConfigError::new(

@@ -17,29 +17,36 @@
 use super::{checked_ns, hints_by_first_byte, thread_count, Emitter, Op, PageLayout, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
+use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::{ArrayId, Layout};
 use crate::types::Ns;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `surface-wave`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct SurfaceWaveConfig {
     /// Points per side. Default 100.
+    #[field(min = 3, max = 4_294_967_296)]
     pub n: u64,
     /// Time step in ms. Default 100.
+    #[field(min = 1, unit = "ms")]
     pub time_step_ms: u64,
     /// Total simulated time in ms. Default 80,000 (800 steps).
+    #[field(min = 1, unit = "ms")]
     pub total_ms: u64,
     /// Partition grid as [rows, columns]; default the most nearly square grid with one
     /// partition per thread.
     pub grid: Option<[u32; 2]>,
     /// Threads; default one per processor.
+    #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: Option<u32>,
     /// Element size in bytes. Default 4.
+    #[field(min = 1, max = 65_536, unit = "bytes")]
     pub elem_bytes: u64,
     /// Private computation per point and step, in ns. Default 0.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_point: u64,
     /// How the grids are stored: `vertical` (default) keeps each partition's points
     /// together, as a program ported from a hypercube (where every process owns its
@@ -89,18 +96,7 @@ impl SurfaceWave {
         c: &SurfaceWaveConfig,
         machine: &Machine,
     ) -> Result<(Layout, [ArrayId; 3], u32, [u32; 2], u64, u64), ConfigError> {
-        if c.n < 3 {
-            return Err(ConfigError::new("workload.n", "must be at least 3"));
-        }
-        if c.elem_bytes == 0 {
-            return Err(ConfigError::new("workload.elem_bytes", "must be positive"));
-        }
-        if c.time_step_ms == 0 {
-            return Err(ConfigError::new(
-                "workload.time_step_ms",
-                "must be positive",
-            ));
-        }
+        c.check_ranges("workload")?;
         let steps = c.total_ms / c.time_step_ms;
         if steps == 0 || steps > u32::MAX as u64 {
             return Err(ConfigError::new(
