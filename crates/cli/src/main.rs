@@ -179,9 +179,14 @@ struct SweepArgs {
     /// Refuse a sweep (or shard) with more runs than this.
     #[arg(long, value_name = "N", default_value_t = numaplace_study::DEFAULT_MAX_RUNS)]
     max_runs: usize,
-    /// Run however many runs the spec has (no --max-runs limit).
+    /// Run however many runs the spec has and however large its points are (no
+    /// --max-runs, memory or operation limit).
     #[arg(long)]
     force: bool,
+    /// Refuse a point whose memory estimate exceeds SIZE (default: 80% of the memory
+    /// available, shared among the parallel runs).
+    #[arg(long, value_name = "SIZE", value_parser = numaplace_harness::limits::parse_bytes)]
+    max_memory: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -252,9 +257,14 @@ struct ReproduceArgs {
     /// Refuse a study with more runs than this.
     #[arg(long, value_name = "N", default_value_t = numaplace_study::DEFAULT_MAX_RUNS)]
     max_runs: usize,
-    /// Run however many runs the studies have (no --max-runs limit).
+    /// Run however many runs the studies have and however large their points are (no
+    /// --max-runs, memory or operation limit).
     #[arg(long)]
     force: bool,
+    /// Refuse a point whose memory estimate exceeds SIZE (default: 80% of the memory
+    /// available, shared among the parallel runs).
+    #[arg(long, value_name = "SIZE", value_parser = numaplace_harness::limits::parse_bytes)]
+    max_memory: Option<u64>,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -699,6 +709,26 @@ fn user(e: anyhow::Error) -> Failure {
     Failure { code: 2, err: e }
 }
 
+/// The runner of a sweep or reproduction: every point held to the host's limits shared
+/// among the `jobs` runs that go at once (0: one per core), or to none with `--force`.
+fn sweep_runner(force: bool, max_memory: Option<u64>, jobs: usize) -> numaplace_harness::SimRunner {
+    use numaplace_harness::Limits;
+    let mut limits = if force {
+        Limits::none()
+    } else {
+        Limits::from_host()
+    };
+    if let Some(b) = max_memory {
+        limits.max_bytes = b;
+        limits.bytes_source = "--max-memory".into();
+    }
+    let jobs = match jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    numaplace_harness::SimRunner::with_limits(limits.shared(jobs))
+}
+
 fn sweep(a: SweepArgs) -> Result<(), Failure> {
     use numaplace_study::sweep::{run_sweep, SweepOptions};
     let spec = numaplace_study::spec::load_spec(&a.spec).map_err(user)?;
@@ -715,7 +745,8 @@ fn sweep(a: SweepArgs) -> Result<(), Failure> {
     // The summary below is all this command needs from the records in memory; the
     // results file gets every record whole.
     opts.keep = Some(table_opts.result_paths());
-    let outcome = run_sweep(&spec, &numaplace_harness::SimRunner, &opts).map_err(user)?;
+    let runner = sweep_runner(a.force, a.max_memory, a.jobs);
+    let outcome = run_sweep(&spec, &runner, &opts).map_err(user)?;
     let table = numaplace_study::table::summarize(&outcome.records, &table_opts);
     self::out(&table.render_text())?;
     eprintln!(
@@ -786,7 +817,8 @@ fn reproduce(a: ReproduceArgs) -> Result<(), Failure> {
         max_runs: (!a.force).then_some(a.max_runs),
         ..ReproduceOptions::new(a.out)
     };
-    let rep = reproduce_from(&source, &numaplace_harness::SimRunner, &opts).map_err(user)?;
+    let runner = sweep_runner(a.force, a.max_memory, a.jobs);
+    let rep = reproduce_from(&source, &runner, &opts).map_err(user)?;
     if a.markdown {
         out(&rep.render_markdown())?;
     } else {

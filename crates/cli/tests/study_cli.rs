@@ -72,6 +72,36 @@ fn sweep_with_a_typo_in_the_last_axis_value_fails_before_any_run() {
 }
 
 #[test]
+fn sweep_with_a_point_too_large_for_the_memory_limit_fails_before_any_run() {
+    let dir = scratch("too-large-point");
+    let spec = SMALL_SPEC.to_string() + "[[axis]]\nfield = \"workload.n\"\nvalues = [64, 1024]\n";
+    std::fs::write(dir.join("big.toml"), spec).unwrap();
+    let o = numaplace_in(
+        &dir,
+        &[
+            "sweep",
+            "big.toml",
+            "--out",
+            "big.jsonl",
+            "--jobs",
+            "1",
+            "--max-memory",
+            "3MB",
+        ],
+    );
+    assert_user_error(
+        &o,
+        &[
+            "workload.n",
+            "the run needs about",
+            "--max-memory",
+            "nothing was run",
+        ],
+    );
+    assert!(!dir.join("big.jsonl").exists(), "no results file is made");
+}
+
+#[test]
 fn sweep_with_an_unknown_spec_field_names_the_file_field_and_line() {
     let dir = scratch("unknown-spec-field");
     let spec = SMALL_SPEC.replace(

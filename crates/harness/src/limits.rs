@@ -53,6 +53,16 @@ impl Limits {
         }
     }
 
+    /// The limits of one of `jobs` runs that share the host at once: the memory limit
+    /// divided among them (the operation limit is per run already).
+    pub fn shared(mut self, jobs: usize) -> Limits {
+        if jobs > 1 && self.max_bytes != u64::MAX {
+            self.max_bytes /= jobs as u64;
+            self.bytes_source = format!("{}, shared by {jobs} parallel runs", self.bytes_source);
+        }
+        self
+    }
+
     /// No limits (`--force`).
     pub fn none() -> Limits {
         Limits {

@@ -2,7 +2,7 @@
 //! configuration is resolved exactly like a `numaplace run --config` file.
 
 use crate::analysis::{run_analysis, AnalysisConfig};
-use crate::{resolve, run_to_json, Overrides, RunConfig, UserError};
+use crate::{admit, resolve, run_to_json, Limits, Overrides, RunConfig, UserError};
 use numaplace_study::{RunPoint, Runner};
 use serde_json::Value;
 
@@ -11,8 +11,32 @@ use serde_json::Value;
 /// Unlike `numaplace run`, a sweep point keeps the per-page report only when its
 /// configuration asks for it (`report.per_page = true`): a sweep holds many runs, and
 /// per-page detail is most of a run's record.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SimRunner;
+///
+/// Every simulation point is held to `limits` when the sweep is planned, so a point too
+/// large for the host is refused before the first run, naming the point and the field.
+/// A sweep runs several points at once: give it the host's limits divided among them
+/// ([`Limits::shared`]).
+#[derive(Clone, Debug)]
+pub struct SimRunner {
+    /// What one point may need.
+    pub limits: Limits,
+}
+
+impl Default for SimRunner {
+    /// No limits.
+    fn default() -> Self {
+        SimRunner {
+            limits: Limits::none(),
+        }
+    }
+}
+
+impl SimRunner {
+    /// A runner holding every point to `limits`.
+    pub fn with_limits(limits: Limits) -> SimRunner {
+        SimRunner { limits }
+    }
+}
 
 /// A point resolved and ready to run.
 enum Prepared {
@@ -75,7 +99,10 @@ impl Runner for SimRunner {
             Prepared::Analysis(cfg, analysis) => {
                 run_analysis(&cfg.machine, &analysis)?;
             }
-            Prepared::Simulation(_) => {}
+            Prepared::Simulation(cfg) => {
+                admit(&cfg, &self.limits)
+                    .map_err(|e| UserError::new(format!("{}: {e}", point.id)))?;
+            }
         }
         Ok(())
     }
@@ -102,11 +129,11 @@ mod tests {
 
     #[test]
     fn a_sweep_record_has_no_pages_unless_the_point_asks_for_them() {
-        let v = SimRunner.run(&point(SMALL)).unwrap();
+        let v = SimRunner::default().run(&point(SMALL)).unwrap();
         assert!(v.get("pages").is_none(), "pages without asking");
         assert_eq!(v["config"]["report"]["per_page"], false);
         let asked = format!("{SMALL}[report]\nper_page = true\n");
-        let v = SimRunner.run(&point(&asked)).unwrap();
+        let v = SimRunner::default().run(&point(&asked)).unwrap();
         assert!(
             v["pages"].as_array().is_some_and(|p| !p.is_empty()),
             "asked for pages"
@@ -114,27 +141,44 @@ mod tests {
     }
 
     #[test]
+    fn check_refuses_a_point_larger_than_the_limits_naming_the_point_and_field() {
+        let big = "[workload]\nkind = \"jacobi\"\nn = 2048\niterations = 1\n";
+        let runner = SimRunner::with_limits(Limits {
+            max_bytes: 3 << 20,
+            bytes_source: "a test limit".into(),
+            max_ops: u64::MAX,
+        });
+        let e = runner.check(&point(big)).unwrap_err().to_string();
+        assert!(e.contains("r000003") && e.contains("workload.n"), "{e}");
+        assert!(e.contains("a test limit"), "{e}");
+        runner.check(&point(SMALL)).unwrap();
+    }
+
+    #[test]
     fn check_rejects_what_run_rejects_naming_the_field() {
         let bad = format!("{SMALL}[policy]\nkind = \"static\"\nplacement = \"progrm\"\n");
         let p = point(&bad);
-        let checked = SimRunner.check(&p).unwrap_err().to_string();
-        let ran = SimRunner.run(&p).unwrap_err().to_string();
+        let checked = SimRunner::default().check(&p).unwrap_err().to_string();
+        let ran = SimRunner::default().run(&p).unwrap_err().to_string();
         assert_eq!(checked, ran);
         assert!(
             checked.contains("r000003") && checked.contains("progrm"),
             "{checked}"
         );
-        SimRunner.check(&point(SMALL)).unwrap();
+        SimRunner::default().check(&point(SMALL)).unwrap();
     }
 
     #[test]
     fn check_evaluates_an_analysis_point() {
         let good = "[analysis]\nkind = \"breakeven\"\nrho = 0.5\n";
-        SimRunner.check(&point(good)).unwrap();
+        SimRunner::default().check(&point(good)).unwrap();
         let typo = "[analysis]\nkind = \"breakeven\"\nrhoo = 0.5\n";
-        let e = SimRunner.check(&point(typo)).unwrap_err().to_string();
+        let e = SimRunner::default()
+            .check(&point(typo))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("analysis") && e.contains("rhoo"), "{e}");
         let negative = "[analysis]\nkind = \"breakeven\"\nrho = -1.0\n";
-        assert!(SimRunner.check(&point(negative)).is_err());
+        assert!(SimRunner::default().check(&point(negative)).is_err());
     }
 }
