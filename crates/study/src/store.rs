@@ -2,8 +2,10 @@
 //! flushed as each run finishes so that a killed sweep loses at most the
 //! line being written.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom, Write};
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -143,69 +145,88 @@ pub fn load(path: &Path) -> Result<Vec<Record>, StoreError> {
 
 /// Like [`load`], also reporting where the valid prefix ends.
 pub fn load_detailed(path: &Path) -> Result<Loaded, StoreError> {
-    let bytes = std::fs::read(path).map_err(|source| StoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_lines(&bytes, path)
+    load_mapped(path, |r| r)
 }
 
-fn parse_lines(bytes: &[u8], path: &Path) -> Result<Loaded, StoreError> {
+/// Like [`load_detailed`], passing each record through `map` as it is read (e.g.
+/// [`Record::keep_only`]), so only what the caller keeps is held in memory: the file
+/// is read line by line, never whole.
+pub fn load_mapped(
+    path: &Path,
+    mut map: impl FnMut(Record) -> Record,
+) -> Result<Loaded, StoreError> {
+    let io = |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = BufReader::new(File::open(path).map_err(io)?);
     let mut out = Loaded::default();
-    // Split into (start, end_without_newline, has_newline) segments.
-    let mut segments = Vec::new();
-    let mut start = 0usize;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'\n' {
-            segments.push((start, i, true));
-            start = i + 1;
+    // Each id's position and a digest of its line: a repeated id must repeat the
+    // same bytes (records are written deterministically), and the digest lets that
+    // be checked without keeping whole records.
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    let mut line = Vec::new();
+    let mut offset = 0u64;
+    let mut number = 0usize;
+    // A line that failed to parse, held back until we know whether it is the last
+    // non-blank one (a torn line left by a killed writer) or corruption.
+    let mut pending: Option<(usize, String)> = None;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).map_err(io)?;
+        if n == 0 {
+            break;
         }
-    }
-    if start < bytes.len() {
-        segments.push((start, bytes.len(), false));
-    }
-    let last_nonblank = segments
-        .iter()
-        .rposition(|&(s, e, _)| !bytes[s..e].iter().all(u8::is_ascii_whitespace));
-    let mut seen: std::collections::HashMap<String, usize> = Default::default();
-    for (n, &(s, e, nl)) in segments.iter().enumerate() {
-        let line = &bytes[s..e];
-        if line.iter().all(u8::is_ascii_whitespace) {
-            if Some(n) < last_nonblank || last_nonblank.is_none() {
-                out.valid_len = (e + usize::from(nl)) as u64;
+        number += 1;
+        let has_newline = line.last() == Some(&b'\n');
+        let body = if has_newline {
+            &line[..line.len() - 1]
+        } else {
+            &line[..]
+        };
+        let end = offset + n as u64;
+        offset = end;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            if pending.is_none() {
+                out.valid_len = end;
             }
             continue;
         }
-        match serde_json::from_slice::<Record>(line) {
+        if let Some((at, message)) = pending.take() {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                line: at,
+                message,
+            });
+        }
+        match serde_json::from_slice::<Record>(body) {
             Ok(rec) => {
-                if let Some(&at) = seen.get(&rec.id) {
-                    if out.records[at] != rec {
+                let digest = {
+                    let mut h = std::hash::DefaultHasher::new();
+                    body.hash(&mut h);
+                    h.finish()
+                };
+                match seen.get(&rec.id) {
+                    Some(&d) if d != digest => {
                         return Err(StoreError::Conflict {
                             path: path.to_path_buf(),
-                            line: n + 1,
+                            line: number,
                             id: rec.id,
-                        });
+                        })
                     }
-                } else {
-                    seen.insert(rec.id.clone(), out.records.len());
-                    out.records.push(rec);
+                    Some(_) => {}
+                    None => {
+                        seen.insert(rec.id.clone(), digest);
+                        out.records.push(map(rec));
+                    }
                 }
-                out.valid_len = (e + usize::from(nl)) as u64;
-                out.needs_newline = !nl;
+                out.valid_len = end;
+                out.needs_newline = !has_newline;
             }
-            Err(err) => {
-                if Some(n) == last_nonblank {
-                    out.torn = true;
-                    break;
-                }
-                return Err(StoreError::Corrupt {
-                    path: path.to_path_buf(),
-                    line: n + 1,
-                    message: err.to_string(),
-                });
-            }
+            Err(err) => pending = Some((number, err.to_string())),
         }
     }
+    out.torn = pending.is_some();
     Ok(out)
 }
 
@@ -241,9 +262,13 @@ impl ResultWriter {
         })
     }
 
-    /// Opens an existing results file for resuming: loads its records, cuts
-    /// off a torn last line, and positions for appending.
-    pub fn resume(path: &Path) -> Result<(Self, Loaded), StoreError> {
+    /// Opens an existing results file for resuming: loads its records (each passed
+    /// through `map`, see [`load_mapped`]), cuts off a torn last line, and positions
+    /// for appending.
+    pub fn resume(
+        path: &Path,
+        map: impl FnMut(Record) -> Record,
+    ) -> Result<(Self, Loaded), StoreError> {
         let io = |source| StoreError::Io {
             path: path.to_path_buf(),
             source,
@@ -251,7 +276,7 @@ impl ResultWriter {
         if !path.exists() {
             return Ok((Self::create(path)?, Loaded::default()));
         }
-        let loaded = load_detailed(path)?;
+        let loaded = load_mapped(path, map)?;
         let mut file = OpenOptions::new().write(true).open(path).map_err(io)?;
         file.set_len(loaded.valid_len).map_err(io)?;
         file.seek(SeekFrom::End(0)).map_err(io)?;
@@ -333,9 +358,51 @@ mod tests {
         let p = dir.path().join("r.jsonl");
         let good = serde_json::to_string(&rec(0)).unwrap();
         std::fs::write(&p, &good).unwrap();
-        let (w, loaded) = ResultWriter::resume(&p).unwrap();
+        let (w, loaded) = ResultWriter::resume(&p, |r| r).unwrap();
         assert_eq!(loaded.records.len(), 1);
         w.append(&rec(1)).unwrap();
         assert_eq!(load(&p).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_ignored_and_cut_on_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.jsonl");
+        let good = serde_json::to_string(&rec(0)).unwrap();
+        std::fs::write(&p, format!("{good}\n{{\"id\": \"r0")).unwrap();
+        let (w, loaded) = ResultWriter::resume(&p, |r| r).unwrap();
+        assert!(loaded.torn);
+        assert_eq!(loaded.valid_len, good.len() as u64 + 1);
+        w.append(&rec(1)).unwrap();
+        assert_eq!(load(&p).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_repeated_id_with_other_contents_is_a_conflict_and_an_identical_one_is_kept_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.jsonl");
+        let a = serde_json::to_string(&rec(0)).unwrap();
+        std::fs::write(&p, format!("{a}\n{a}\n")).unwrap();
+        assert_eq!(load(&p).unwrap().len(), 1);
+        let mut other = rec(0);
+        other.seed = 2;
+        let b = serde_json::to_string(&other).unwrap();
+        std::fs::write(&p, format!("{a}\n{b}\n")).unwrap();
+        let err = load(&p).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn load_mapped_keeps_only_what_the_map_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.jsonl");
+        let mut big = rec(0);
+        big.result = serde_json::json!({"makespan_ns": 5, "pages": [1, 2, 3]});
+        std::fs::write(&p, serde_json::to_string(&big).unwrap() + "\n").unwrap();
+        let loaded = load_mapped(&p, |r| r.keep_only(&["makespan_ns".to_string()])).unwrap();
+        assert_eq!(
+            loaded.records[0].result,
+            serde_json::json!({"makespan_ns": 5})
+        );
     }
 }

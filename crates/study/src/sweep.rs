@@ -345,7 +345,18 @@ pub fn run_plan(
     };
 
     let (writer, stored) = if opts.resume {
-        let (w, loaded) = ResultWriter::resume(out)?;
+        // Stored records are slimmed as they are read, keeping `spec_config` until
+        // they are checked against the spec below.
+        let (w, loaded) = ResultWriter::resume(out, |mut rec| match &opts.keep {
+            Some(paths) => {
+                let spec_config = std::mem::take(&mut rec.spec_config);
+                Record {
+                    spec_config,
+                    ..rec.keep_only(paths)
+                }
+            }
+            None => rec,
+        })?;
         (w, loaded.records)
     } else {
         let nonempty = std::fs::metadata(out).map(|m| m.len() > 0).unwrap_or(false);
