@@ -238,7 +238,8 @@ impl SweepPlan<'_> {
 /// Resolves (the shard of) a spec without running anything: counts its runs
 /// with checked arithmetic and refuses more than `opts.max_runs`, refuses an
 /// existing results file without `opts.resume`, then checks the first trial
-/// of every axis combination with [`Runner::check`]. Errors name the spec
+/// of every axis combination with [`Runner::check`] (on `opts.jobs` worker
+/// threads, or on the calling thread with one job). Errors name the spec
 /// file; a point that fails its check is named with its axis values.
 pub fn plan_sweep<'a>(
     spec: &'a Spec,
@@ -284,19 +285,30 @@ pub fn plan_sweep<'a>(
             _ => firsts.push(i),
         }
     }
-    let failure = pool(opts.jobs)?.install(|| {
-        firsts.par_iter().with_max_len(1).find_map_first(|&i| {
-            let point = expansion.point(i)?;
-            let checked =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.check(&point)));
-            let message = match checked {
-                Ok(Ok(())) => return None,
-                Ok(Err(e)) => format!("{e:#}"),
-                Err(payload) => format!("check panicked: {}", panic_message(payload.as_ref())),
-            };
-            Some((point, message))
+    let check = |i: usize| {
+        let point = expansion.point(i)?;
+        let checked =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.check(&point)));
+        let message = match checked {
+            Ok(Ok(())) => return None,
+            Ok(Err(e)) => format!("{e:#}"),
+            Err(payload) => format!("check panicked: {}", panic_message(payload.as_ref())),
+        };
+        Some((point, message))
+    };
+    // With one job the points are checked on the calling thread: a worker thread
+    // would add nothing, and none is left behind still exiting when the plan returns
+    // (dropping a pool does not wait for its threads).
+    let failure = if opts.jobs == 1 {
+        firsts.iter().find_map(|&i| check(i))
+    } else {
+        pool(opts.jobs)?.install(|| {
+            firsts
+                .par_iter()
+                .with_max_len(1)
+                .find_map_first(|&i| check(i))
         })
-    });
+    };
     if let Some((point, message)) = failure {
         // Runners often start their messages with the run id; it is named here.
         let message = message

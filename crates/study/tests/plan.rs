@@ -129,3 +129,27 @@ fn kept_records_hold_only_the_paths_asked_for_while_the_file_holds_whole_records
     assert!(stored.iter().all(|r| r.result.get("series").is_some()));
     assert!(stored.iter().all(|r| !r.spec_config.is_null()));
 }
+
+#[test]
+fn a_plan_with_one_job_checks_its_points_on_the_calling_thread() {
+    // Checks the first trial of each of the 12 axis combinations, noting the thread.
+    struct Threads(std::sync::Mutex<Vec<std::thread::ThreadId>>);
+    impl numaplace_study::Runner for Threads {
+        fn run(&self, _: &numaplace_study::RunPoint) -> anyhow::Result<serde_json::Value> {
+            anyhow::bail!("a plan runs nothing")
+        }
+        fn check(&self, _: &numaplace_study::RunPoint) -> anyhow::Result<()> {
+            self.0.lock().unwrap().push(std::thread::current().id());
+            Ok(())
+        }
+    }
+    let spec = parse_spec(SPEC_3X5, "spec.toml").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(&dir.path().join("r.jsonl"));
+    o.jobs = 1;
+    let runner = Threads(std::sync::Mutex::new(Vec::new()));
+    assert_eq!(plan_sweep(&spec, &runner, &o).unwrap().runs(), 60);
+    let threads = runner.0.into_inner().unwrap();
+    assert_eq!(threads.len(), 12);
+    assert!(threads.iter().all(|&t| t == std::thread::current().id()));
+}
