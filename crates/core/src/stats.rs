@@ -2,10 +2,25 @@
 //! lives in the harness.
 
 use crate::types::{NodeId, Ns};
+use numaplace_derive::Counters;
 use serde::{Deserialize, Serialize};
 
+/// One counter of a statistics struct, as `#[derive(Counters)]` lists them: what the
+/// JSON record, the text table and CSV columns are made from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counter {
+    /// Field name (the JSON key).
+    pub name: &'static str,
+    /// Label for tables.
+    pub label: &'static str,
+    /// The field's doc comment.
+    pub doc: &'static str,
+    /// The value.
+    pub value: u64,
+}
+
 /// References by where they were served.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Counters)]
 pub struct RefCounts {
     /// Served by the referencing node's own module.
     pub local: u64,
@@ -28,16 +43,6 @@ impl RefCounts {
         }
         self.total += count;
     }
-
-    /// Component-wise difference (for per-interval series).
-    pub fn minus(&self, earlier: &RefCounts) -> RefCounts {
-        RefCounts {
-            local: self.local - earlier.local,
-            remote: self.remote - earlier.remote,
-            cached: self.cached - earlier.cached,
-            total: self.total - earlier.total,
-        }
-    }
 }
 
 /// Where one reference was served.
@@ -51,8 +56,10 @@ pub enum RefClass {
     Cached,
 }
 
-/// Counters of page-placement events.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Counters of page-placement events. Each is a top-level key of the JSON record, a row
+/// of the text summary and a column of each series point: declare a counter here and
+/// count it where it happens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Counters)]
 pub struct EventCounts {
     /// Page faults taken by user threads.
     pub faults: u64,
@@ -69,23 +76,8 @@ pub struct EventCounts {
     /// Frozen pages thawed (defrosted).
     pub defrosts: u64,
     /// Migrations or replications refused because the target node had no free frame.
+    #[counter(label = "refused (no frame)")]
     pub refused: u64,
-}
-
-impl EventCounts {
-    /// Component-wise difference.
-    pub fn minus(&self, e: &EventCounts) -> EventCounts {
-        EventCounts {
-            faults: self.faults - e.faults,
-            migrations: self.migrations - e.migrations,
-            replications: self.replications - e.replications,
-            coherency_faults: self.coherency_faults - e.coherency_faults,
-            invalidations: self.invalidations - e.invalidations,
-            freezes: self.freezes - e.freezes,
-            defrosts: self.defrosts - e.defrosts,
-            refused: self.refused - e.refused,
-        }
-    }
 }
 
 /// One thread's outcome.

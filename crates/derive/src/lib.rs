@@ -26,6 +26,83 @@ use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;
 use syn::{parse_macro_input, Data, DeriveInput, Expr, ExprLit, Fields, Lit, LitStr, Meta};
 
+/// Derives the statistics a counter struct (named `u64` fields) gives once declared:
+/// `minus` (the difference of two snapshots, for per-interval series) and `counters()`,
+/// each counter's name, label and value in declaration order, from which the JSON record,
+/// the text table and CSV columns are made. Adding a counter is one field. The label is
+/// `#[counter(label = "..")]`, or the name with spaces for underscores.
+#[proc_macro_derive(Counters, attributes(counter))]
+pub fn derive_counters(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand_counters(&input) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn expand_counters(input: &DeriveInput) -> syn::Result<TokenStream2> {
+    let named = match &input.data {
+        Data::Struct(d) => match &d.fields {
+            Fields::Named(n) => n,
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    input,
+                    "Counters is derived for structs with named u64 fields",
+                ))
+            }
+        },
+        _ => {
+            return Err(syn::Error::new_spanned(
+                input,
+                "Counters is derived for structs with named u64 fields",
+            ))
+        }
+    };
+    let ident = &input.ident;
+    let mut members = Vec::new();
+    let mut entries = Vec::new();
+    for f in &named.named {
+        let member = f.ident.clone().expect("named field");
+        let name = member.to_string();
+        let mut label = name.replace('_', " ");
+        for attr in f.attrs.iter().filter(|a| a.path().is_ident("counter")) {
+            attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("label") {
+                    let l: LitStr = meta.value()?.parse()?;
+                    label = l.value();
+                    Ok(())
+                } else {
+                    Err(meta.error("expected `label = \"..\"`"))
+                }
+            })?;
+        }
+        let doc = doc(&f.attrs);
+        entries.push(quote! {
+            ::numaplace_core::stats::Counter {
+                name: #name,
+                label: #label,
+                doc: #doc,
+                value: self.#member,
+            }
+        });
+        members.push(member);
+    }
+    let n = members.len();
+    Ok(quote! {
+        impl #ident {
+            /// The difference of two snapshots, counter by counter (`earlier` <= `self`).
+            pub fn minus(&self, earlier: &#ident) -> #ident {
+                #ident { #(#members: self.#members - earlier.#members),* }
+            }
+
+            /// Every counter with its name, label and value, in declaration order.
+            pub fn counters(&self) -> [::numaplace_core::stats::Counter; #n] {
+                [#(#entries),*]
+            }
+        }
+    })
+}
+
 /// Derives `numaplace_core::fields::Fields`; see the crate documentation.
 #[proc_macro_derive(Fields, attributes(field))]
 pub fn derive_fields(input: TokenStream) -> TokenStream {

@@ -64,15 +64,7 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
         "makespan_ns": s.makespan_ns,
         "mean_completion_ns": mean_completion_ns,
         "refs": s.refs,
-        "faults": e.faults,
-        "migrations": e.migrations,
         "migrations_per_page": if s.npages == 0 { 0.0 } else { e.migrations as f64 / s.npages as f64 },
-        "replications": e.replications,
-        "coherency_faults": e.coherency_faults,
-        "invalidations": e.invalidations,
-        "freezes": e.freezes,
-        "defrosts": e.defrosts,
-        "refused": e.refused,
         "daemon_busy_ns": s.daemon_busy_ns,
         "daemon_passes": s.daemon_passes,
         "ops": s.ops,
@@ -81,6 +73,12 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
         "pages": pages_json(s, data),
         "config": cfg,
     });
+    if let Some(o) = v.as_object_mut() {
+        // Every event counter is a top-level key, as declared in `EventCounts`.
+        for c in e.counters() {
+            o.insert(c.name.into(), json!(c.value));
+        }
+    }
     if s.partial {
         // Only a stopped run carries the mark, so complete records stay as they were.
         if let Some(o) = v.as_object_mut() {

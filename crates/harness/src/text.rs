@@ -36,7 +36,7 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
     }
     let r = &s.refs;
     let e = &s.events;
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&str, String)> = vec![
         ("makespan", secs(s.makespan_ns)),
         ("references", r.total.to_string()),
         (
@@ -51,18 +51,10 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
             "  cached",
             format!("{} ({})", r.cached, pct(r.cached, r.total)),
         ),
-        ("faults", e.faults.to_string()),
-        ("migrations", e.migrations.to_string()),
-        ("replications", e.replications.to_string()),
-        ("coherency faults", e.coherency_faults.to_string()),
-        ("invalidations", e.invalidations.to_string()),
-        (
-            "freezes / defrosts",
-            format!("{} / {}", e.freezes, e.defrosts),
-        ),
-        ("refused (no frame)", e.refused.to_string()),
-        ("daemon busy", secs(s.daemon_busy_ns)),
     ];
+    // One row per event counter, as declared in `EventCounts`.
+    rows.extend(e.counters().map(|c| (c.label, c.value.to_string())));
+    rows.push(("daemon busy", secs(s.daemon_busy_ns)));
     for (k, v) in rows {
         let _ = writeln!(o, "  {k:<20} {v}");
     }
