@@ -17,6 +17,6 @@ pub mod text;
 
 pub use limits::{admit, Limits};
 pub use numaplace_core::{RunConfig, Stats};
-pub use resolve::{resolve, resolve_text, Overrides, UserError};
+pub use resolve::{resolve, resolve_text, Overrides, UserError, ValueSource};
 pub use result::{run_to_json, run_to_json_monitored, RunOutput};
 pub use study_runner::SimRunner;

@@ -84,9 +84,7 @@ fn available_memory() -> Option<u64> {
 /// The run's estimate with what the harness adds: the JSON record of its per-page report
 /// and series.
 pub fn estimate(cfg: &RunConfig) -> Result<Estimate, UserError> {
-    let mut est = cfg
-        .estimate()
-        .map_err(|e| UserError::new(format!("{}: {}", e.field, e.message)))?;
+    let mut est = cfg.estimate()?;
     est.add(Part {
         what: "JSON record of the series",
         field: est.ops_field.clone(),
@@ -120,23 +118,28 @@ pub fn admit(cfg: &RunConfig, limits: &Limits) -> Result<Estimate, UserError> {
             field: "workload".into(),
             bytes: est.bytes,
         });
-        return Err(UserError::new(format!(
-            "{}: the run needs about {} ({}: {}); limit {} ({}). \
+        return Err(UserError::Limit {
+            field: driver.field,
+            message: format!(
+                "the run needs about {} ({}: {}); limit {} ({}). \
              Make it smaller, or pass --max-memory or --force to run it anyway",
-            driver.field,
-            human_bytes(est.bytes),
-            driver.what,
-            human_bytes(driver.bytes),
-            human_bytes(limits.max_bytes),
-            limits.bytes_source,
-        )));
+                human_bytes(est.bytes),
+                driver.what,
+                human_bytes(driver.bytes),
+                human_bytes(limits.max_bytes),
+                limits.bytes_source,
+            ),
+        });
     }
     if est.ops > limits.max_ops {
-        return Err(UserError::new(format!(
-            "{}: the run simulates about {:.2e} operations; limit {:.2e}. \
-             Make it smaller, or pass --max-ops or --force to run it anyway",
-            est.ops_field, est.ops as f64, limits.max_ops as f64
-        )));
+        return Err(UserError::Limit {
+            field: est.ops_field.clone(),
+            message: format!(
+                "the run simulates about {:.2e} operations; limit {:.2e}. \
+                 Make it smaller, or pass --max-ops or --force to run it anyway",
+                est.ops as f64, limits.max_ops as f64
+            ),
+        });
     }
     Ok(est)
 }

@@ -3,26 +3,87 @@
 
 use crate::presets;
 use numaplace_core::RunConfig;
-use std::fmt;
 
 /// An error in what the user gave (a name, a file, a value): reported with exit code 2.
+/// Errors about one configuration field carry its dotted path, so a caller (a sweep
+/// naming its point, a test) can tell which field is wrong without parsing the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UserError {
+    /// A configuration field's value is wrong.
+    #[error("{}{field}: {message}", source_prefix(.given))]
+    Field {
+        /// Where the value came from.
+        given: ValueSource,
+        /// Dotted path of the field, e.g. `workload.n`.
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The run is larger than a resource limit; `field` drives the estimate.
+    #[error("{field}: {message}")]
+    Limit {
+        /// The field that drives the estimate.
+        field: String,
+        /// The estimate, the limit and how to lift it.
+        message: String,
+    },
+    /// Anything else: an unknown name, an unreadable or malformed file.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Where a configuration value came from, for [`UserError::Field`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserError(pub String);
+pub enum ValueSource {
+    /// A file, and the line of the field when it is written there.
+    File {
+        /// The file's name as given.
+        origin: String,
+        /// 1-based line of the field, when it is written in the file.
+        line: Option<usize>,
+    },
+    /// A `--set` option.
+    Set,
+    /// Not a file or an option (a built configuration, a default).
+    Config,
+}
+
+fn source_prefix(s: &ValueSource) -> String {
+    match s {
+        ValueSource::File {
+            origin,
+            line: Some(l),
+        } => format!("{origin}:{l}: "),
+        ValueSource::File { origin, line: None } => format!("{origin}: "),
+        ValueSource::Set => "--set ".into(),
+        ValueSource::Config => String::new(),
+    }
+}
 
 impl UserError {
-    /// A new error with `msg`.
+    /// An error with `msg` that is not about one field.
     pub fn new(msg: impl Into<String>) -> UserError {
-        UserError(msg.into())
+        UserError::Other(msg.into())
+    }
+
+    /// The dotted path of the field the error is about, if any.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            UserError::Field { field, .. } | UserError::Limit { field, .. } => Some(field),
+            UserError::Other(_) => None,
+        }
     }
 }
 
-impl fmt::Display for UserError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+impl From<numaplace_core::ConfigError> for UserError {
+    fn from(e: numaplace_core::ConfigError) -> UserError {
+        UserError::Field {
+            given: ValueSource::Config,
+            field: e.field,
+            message: e.message,
+        }
     }
 }
-
-impl std::error::Error for UserError {}
 
 /// What the command line adds to a configuration file.
 #[derive(Clone, Debug, Default)]
@@ -284,12 +345,18 @@ pub fn field_error(
             path == p || path.starts_with(&format!("{p}.")) || p.starts_with(&format!("{path}."))
         })
     });
-    if from_set {
-        return UserError::new(format!("--set {path}: {msg}"));
-    }
-    match text.and_then(|t| line_of(t, path)) {
-        Some(line) => UserError::new(format!("{origin}:{line}: {path}: {msg}")),
-        None => UserError::new(format!("{origin}: {path}: {msg}")),
+    let given = if from_set {
+        ValueSource::Set
+    } else {
+        ValueSource::File {
+            origin: origin.to_string(),
+            line: text.and_then(|t| line_of(t, path)),
+        }
+    };
+    UserError::Field {
+        given,
+        field: path.to_string(),
+        message: msg.to_string(),
     }
 }
 
@@ -366,4 +433,61 @@ pub fn apply_set(doc: &mut toml::Table, s: &str) -> Result<(), UserError> {
         };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_field_in_a_file_is_a_typed_error_with_its_path_and_line() {
+        let text = "[workload]\nkind = \"jacobi\"\nn = 0\n";
+        let e = resolve_text("x.toml", text, &Overrides::default()).unwrap_err();
+        assert_eq!(e.field(), Some("workload.n"), "{e}");
+        match &e {
+            UserError::Field {
+                given: ValueSource::File { origin, line },
+                ..
+            } => {
+                assert_eq!(origin, "x.toml");
+                assert_eq!(*line, Some(3));
+            }
+            other => panic!("not a field error from the file: {other:?}"),
+        }
+        assert!(e.to_string().starts_with("x.toml:3: workload.n: "), "{e}");
+    }
+
+    #[test]
+    fn a_bad_set_value_names_the_option_and_the_field() {
+        let ov = Overrides {
+            sets: vec!["workload.n=0".into()],
+            ..Default::default()
+        };
+        let e = resolve(None, &ov).unwrap_err();
+        assert!(matches!(
+            &e,
+            UserError::Field {
+                given: ValueSource::Set,
+                ..
+            }
+        ));
+        assert!(e.to_string().starts_with("--set workload.n: "), "{e}");
+    }
+
+    #[test]
+    fn a_run_over_the_memory_limit_is_a_limit_error_naming_the_driving_field() {
+        let ov = Overrides {
+            sets: vec!["workload.n=512".into(), "report.per_page=false".into()],
+            ..Default::default()
+        };
+        let cfg = resolve(None, &ov).unwrap();
+        let limits = crate::Limits {
+            max_bytes: 1000,
+            bytes_source: "a test".into(),
+            max_ops: u64::MAX,
+        };
+        let e = crate::admit(&cfg, &limits).unwrap_err();
+        assert!(matches!(e, UserError::Limit { .. }), "{e:?}");
+        assert_eq!(e.field(), Some("workload.n"));
+    }
 }
