@@ -11,8 +11,9 @@ use crate::error::ConfigError;
 use crate::history::RefHistory;
 use crate::machine::Machine;
 use crate::memory::{Access, Memory, UserRun};
+use crate::mm::{Mm, SimMm};
 use crate::policy::{
-    default_fault, Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy, SchedEvent,
+    default_fault, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy, SchedEvent,
 };
 use crate::sched::{SchedChange, Scheduler};
 use crate::stats::{EventCounts, PageReport, RefClass, RefCounts, SeriesPoint, Stats, ThreadStats};
@@ -300,7 +301,7 @@ impl Engine {
                             ),
                         });
                     }
-                    let target = crate::policy::nearest_with_frame(&machine, &mem, n).unwrap_or(n);
+                    let target = crate::mm::nearest_with_frame(&machine, &mem, n).unwrap_or(n);
                     if mem.take_frame(target) {
                         let page = mem.page_mut(vpn);
                         page.copies = crate::types::NodeSet::single(target);
@@ -400,10 +401,10 @@ impl Engine {
         Ok(engine)
     }
 
-    fn ctx(&mut self, now: Ns, actor: NodeId) -> (&mut dyn Policy, Ctx<'_>) {
+    fn ctx(&mut self, now: Ns, actor: NodeId) -> (&mut dyn Policy, SimMm<'_>) {
         (
             self.policy.as_mut(),
-            Ctx {
+            SimMm {
                 machine: &self.machine,
                 mem: &mut self.mem,
                 hist: &mut self.hist,

@@ -7,7 +7,7 @@ use common::{engine, toy_machine, Script};
 use numaplace_core::machine::{MachineConfig, Topology};
 use numaplace_core::memory::{Access, Layout};
 use numaplace_core::policy::{
-    Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Fault, StaticConfig, StaticPlacement,
+    DaemonNext, DaemonPlacement, DaemonSpec, Fault, Mm, StaticConfig, StaticPlacement,
 };
 use numaplace_core::sched::{SchedulerConfig, ScriptAction, ScriptEvent, ScriptedConfig};
 use numaplace_core::workload::{
@@ -216,7 +216,7 @@ impl Policy for MigrateOnFault {
     fn initial_placement(&mut self, _m: &Machine, _v: Vpn, _h: Option<NodeId>) -> Option<NodeId> {
         Some(NodeId(0))
     }
-    fn on_fault(&mut self, ctx: &mut Ctx, f: Fault) {
+    fn on_fault(&mut self, ctx: &mut dyn Mm, f: Fault) {
         ctx.migrate(f.vpn, NodeId(1)).expect("node 1 has frames");
         ctx.map_nearest(f.vpn, f.node, Access::Read);
     }
@@ -260,7 +260,7 @@ impl Policy for LockingDaemon {
             first_wake: Ns::ZERO,
         }]
     }
-    fn on_daemon(&mut self, ctx: &mut Ctx, _id: usize) -> DaemonNext {
+    fn on_daemon(&mut self, ctx: &mut dyn Mm, _id: usize) -> DaemonNext {
         ctx.lock_pte(Vpn(0), NodeId(0), Ns::from_us(10));
         DaemonNext::Stop
     }

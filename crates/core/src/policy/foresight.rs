@@ -8,7 +8,7 @@
 //! copies are updated). Pages nobody announces stay where they were placed.
 
 use super::holliday_daemon::{locked_migrate, page_table_copies, program_placement};
-use super::{Ctx, Policy, StaticConfig, StaticPolicy};
+use super::{Mm, Policy, StaticConfig, StaticPolicy};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
@@ -71,7 +71,7 @@ impl Policy for Foresight {
         self.initial.initial_placement(machine, vpn, hint)
     }
 
-    fn on_advise(&mut self, ctx: &mut Ctx, thread: ThreadId, vpn: Vpn) {
+    fn on_advise(&mut self, ctx: &mut dyn Mm, thread: ThreadId, vpn: Vpn) {
         let Some(to) = ctx.thread_nodes().get(thread.idx()).copied().flatten() else {
             return;
         };

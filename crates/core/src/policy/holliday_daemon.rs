@@ -16,7 +16,7 @@
 //! way. Lock contention against responsiveness (section 3.2) is what these waits add up
 //! to; nothing here estimates it.
 
-use super::{Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Policy, StaticConfig, StaticPolicy};
+use super::{DaemonNext, DaemonPlacement, DaemonSpec, Mm, Policy, StaticConfig, StaticPolicy};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::history::HistoryMode;
@@ -131,7 +131,7 @@ impl HollidayDaemon {
     }
 
     /// One examine step: every copy of `vpn`'s entry, one at a time.
-    fn examine(&mut self, ctx: &mut Ctx, d: usize, vpn: Vpn) {
+    fn examine(&mut self, ctx: &mut dyn Mm, d: usize, vpn: Vpn) {
         let examine = Ns(ctx.machine().costs().pte_examine_ns);
         for c in self.counts.iter_mut() {
             *c = 0;
@@ -182,7 +182,7 @@ impl Policy for HollidayDaemon {
         self.initial.initial_placement(machine, vpn, hint)
     }
 
-    fn init(&mut self, ctx: &mut Ctx) {
+    fn init(&mut self, ctx: &mut dyn Mm) {
         let pages = ctx.npages() as u32;
         let k = self.config.daemons;
         self.daemons = partition(pages, k)
@@ -205,7 +205,7 @@ impl Policy for HollidayDaemon {
             .collect()
     }
 
-    fn on_daemon(&mut self, ctx: &mut Ctx, id: usize) -> DaemonNext {
+    fn on_daemon(&mut self, ctx: &mut dyn Mm, id: usize) -> DaemonNext {
         let phase = self.daemons[id].phase.clone();
         match phase {
             Phase::Start if self.daemons[id].pages.is_empty() => DaemonNext::Stop,
@@ -243,7 +243,7 @@ impl Policy for HollidayDaemon {
 
 /// The nodes holding a copy of the page table: every node running a user process
 /// (section 3), ascending.
-pub(crate) fn page_table_copies(ctx: &Ctx) -> Vec<NodeId> {
+pub(crate) fn page_table_copies(ctx: &dyn Mm) -> Vec<NodeId> {
     let mut nodes: Vec<NodeId> = ctx.thread_nodes().iter().flatten().copied().collect();
     nodes.sort_unstable();
     nodes.dedup();
@@ -252,7 +252,7 @@ pub(crate) fn page_table_copies(ctx: &Ctx) -> Vec<NodeId> {
 
 /// Migrates `vpn` to `to` under the paper's locking protocol: every copy of its entry is
 /// held while the page moves and each copy is updated.
-pub(crate) fn locked_migrate(ctx: &mut Ctx, vpn: Vpn, to: NodeId, copies: &[NodeId]) {
+pub(crate) fn locked_migrate(ctx: &mut dyn Mm, vpn: Vpn, to: NodeId, copies: &[NodeId]) {
     let update = Ns(ctx.machine().costs().pte_examine_ns);
     let holds: Vec<_> = copies.iter().map(|&n| ctx.acquire_pte(vpn, n)).collect();
     // A full destination refuses the page; it stays where it is.

@@ -2,7 +2,7 @@
 //! SOSP 1989, §4.2).
 //!
 //! On a fault the page is replicated (read miss) or migrated (write miss) by the coherent
-//! memory mechanism of the core ([`Ctx::coherent_read_miss`], [`Ctx::coherent_write_miss`]),
+//! memory mechanism of the core ([`Mm::coherent_read_miss`], [`Mm::coherent_write_miss`]),
 //! unless the page's last invalidation by the coherency protocol lies less than `t1` in the
 //! past: then the page is *frozen*, kept as its single physical copy and mapped remotely
 //! by everyone else. Every `t2` a defrost daemon invalidates all mappings of the frozen
@@ -13,7 +13,7 @@
 //! it at that fault, so it may be replicated or migrated at once. Both are here
 //! (`thaw_on_access`).
 
-use super::{Ctx, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy};
+use super::{DaemonNext, DaemonPlacement, DaemonSpec, Fault, Mm, Policy};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
@@ -94,7 +94,7 @@ impl PlatinumPolicy {
     }
 
     /// Whether `vpn` was invalidated by the coherency protocol less than `t1` before now.
-    fn recently_invalidated(&self, ctx: &Ctx, vpn: Vpn) -> bool {
+    fn recently_invalidated(&self, ctx: &dyn Mm, vpn: Vpn) -> bool {
         match ctx.page(vpn).last_invalidation {
             Some(at) => (ctx.now() - at).0 < self.config.t1_ns,
             None => false,
@@ -104,7 +104,7 @@ impl PlatinumPolicy {
     /// Maps the single copy of a frozen page on `node` with the rights the access needs.
     /// A frozen page has one copy (invalidation leaves one, and nothing replicates it
     /// while frozen); should it have several, a write first invalidates the others.
-    fn map_frozen(&self, ctx: &mut Ctx, f: Fault) {
+    fn map_frozen(&self, ctx: &mut dyn Mm, f: Fault) {
         let access = if f.write { Access::Write } else { Access::Read };
         if f.write && ctx.page(f.vpn).copies.len() > 1 {
             let keep = ctx
@@ -121,7 +121,7 @@ impl Policy for PlatinumPolicy {
         "platinum"
     }
 
-    fn on_fault(&mut self, ctx: &mut Ctx, f: Fault) {
+    fn on_fault(&mut self, ctx: &mut dyn Mm, f: Fault) {
         if ctx.page(f.vpn).copies.is_empty() {
             // First touch: the page's first physical copy is on the toucher's node.
             ctx.place_near(f.vpn, f.node);
@@ -164,7 +164,7 @@ impl Policy for PlatinumPolicy {
         }]
     }
 
-    fn on_daemon(&mut self, ctx: &mut Ctx, _id: usize) -> DaemonNext {
+    fn on_daemon(&mut self, ctx: &mut dyn Mm, _id: usize) -> DaemonNext {
         ctx.count_daemon_pass();
         for v in 0..ctx.npages() as u32 {
             let vpn = Vpn(v);

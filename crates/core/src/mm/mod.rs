@@ -1,0 +1,194 @@
+//! The memory-management mechanism and the seam between it and placement policies.
+//!
+//! A policy sees the machine's memory and acts on it only through [`Mm`]: reads (time,
+//! machine, page location, copies and mappings, reference history, thread placement)
+//! and actions (place, migrate, replicate, invalidate, freeze and thaw, lock page-table
+//! entries, age modification bits, charge time). The simulator implements it
+//! ([`SimMm`], which charges every action its modelled cost), and so does a recording
+//! test double ([`Recording`]) that policies' unit tests drive. The trait names no
+//! simulator type beyond plain state, so a trace replayer or a live engine (Linux
+//! `move_pages`) can stand behind it as well.
+
+mod recording;
+mod sim;
+
+pub use recording::{Action, Recording};
+pub(crate) use sim::nearest_with_frame;
+pub use sim::SimMm;
+
+use crate::history::RefHistory;
+use crate::machine::Machine;
+use crate::memory::{Access, Mapping, PageState};
+use crate::stats::Stats;
+use crate::types::{NodeId, NodeSet, Ns, Vpn};
+use rand_pcg::Pcg64;
+use thiserror::Error;
+
+/// Why an action was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum ActionError {
+    /// The target node has no free frame.
+    #[error("node {0} has no free frame")]
+    NoFrame(NodeId),
+    /// The page has no physical copy yet.
+    #[error("page is not placed")]
+    NotPlaced,
+    /// The action needs a page with a single copy.
+    #[error("page has several copies")]
+    Replicated,
+    /// The node holds no copy of the page.
+    #[error("node {0} holds no copy")]
+    NoCopy(NodeId),
+    /// The page is already placed.
+    #[error("page is already placed")]
+    AlreadyPlaced,
+}
+
+/// A page-table-entry copy held by a daemon (see [`Mm::acquire_pte`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a held page-table entry must be released"]
+pub struct PteHold {
+    vpn: Vpn,
+    node: NodeId,
+    acquired: Ns,
+    user: Option<u32>,
+}
+
+/// The mechanism a policy acts through. Every action charges its cost to [`Mm::cost`],
+/// which the caller adds to whoever triggered the hook (the faulting thread, the
+/// daemon, the thread ending an iteration).
+pub trait Mm {
+    /// Current simulated time (the start of the hook; actions add to [`Mm::cost`]).
+    fn now(&self) -> Ns;
+
+    /// Time charged so far in this hook.
+    fn cost(&self) -> Ns;
+
+    /// The node of the processor running the hook.
+    fn actor(&self) -> NodeId;
+
+    /// The machine.
+    fn machine(&self) -> &Machine;
+
+    /// Number of pages.
+    fn npages(&self) -> usize;
+
+    /// State of page `vpn`.
+    fn page(&self, vpn: Vpn) -> &PageState;
+
+    /// Node `n`'s mapping of `vpn`.
+    fn mapping(&self, vpn: Vpn, n: NodeId) -> Mapping;
+
+    /// Free frames on node `n`.
+    fn free_frames(&self, n: NodeId) -> u32;
+
+    /// The reference history.
+    fn history(&self) -> &RefHistory;
+
+    /// Reads and clears node `n`'s history of `vpn` (see [`RefHistory::examine`]); the
+    /// examine cost is the policy's to charge, since it depends on the mechanism.
+    fn examine_history(&mut self, vpn: Vpn, n: NodeId) -> u32;
+
+    /// The node each thread currently runs on (`None`: not running).
+    fn thread_nodes(&self) -> &[Option<NodeId>];
+
+    /// The run's random number generator (seeded from the run's seed).
+    fn rng(&mut self) -> &mut Pcg64;
+
+    /// Statistics gathered so far (read-only).
+    fn stats(&self) -> &Stats;
+
+    /// Charges policy overhead that is not one of the actions below (e.g. a daemon's
+    /// bookkeeping).
+    fn charge(&mut self, ns: Ns);
+
+    /// Counts one daemon pass (a policy-defined unit, for reports).
+    fn count_daemon_pass(&mut self);
+
+    /// Places unplaced page `vpn` on node `n` (no cost: used at first touch, where the
+    /// fault cost covers it).
+    fn place(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError>;
+
+    /// Places unplaced page `vpn` on node `n`, or on the nearest node with a free frame
+    /// when `n` is full (as an operating system does at first touch).
+    fn place_near(&mut self, vpn: Vpn, n: NodeId) -> NodeId;
+
+    /// The copy of `vpn` nearest to node `n` (by read cost; ties to the lower node).
+    fn nearest_copy(&self, vpn: Vpn, n: NodeId) -> Option<NodeId>;
+
+    /// Maps `vpn` on node `n` to its nearest copy with `access` rights. A write mapping
+    /// needs a single copy (the caller resolves replication first).
+    fn map_nearest(&mut self, vpn: Vpn, n: NodeId, access: Access) -> Option<NodeId>;
+
+    /// Maps `vpn` on node `n` to the copy on `target` with `access` rights (no cost: the
+    /// fault that leads here is charged by the engine).
+    fn map_to(
+        &mut self,
+        vpn: Vpn,
+        n: NodeId,
+        target: NodeId,
+        access: Access,
+    ) -> Result<(), ActionError>;
+
+    /// Removes the mappings of `vpn` on `nodes`, interrupting each (one shootdown each,
+    /// except for the acting node, which changes its own mapping).
+    fn invalidate_mappings(&mut self, vpn: Vpn, nodes: NodeSet);
+
+    /// Restricts every writable mapping of `vpn` to read-only.
+    fn restrict_to_read(&mut self, vpn: Vpn);
+
+    /// Migrates single-copy page `vpn` to node `to`: block transfer, the copy moves, every
+    /// mapping is redirected to the new copy (one shootdown per node interrupted), and the
+    /// machine's migration cost is charged. Refused when `to` has no free frame.
+    fn migrate(&mut self, vpn: Vpn, to: NodeId) -> Result<(), ActionError>;
+
+    /// Replicates page `vpn` onto node `to` by a block copy from the nearest copy. Writable
+    /// mappings are first restricted to read-only (a shootdown per node interrupted).
+    /// Does not map the new copy. Refused when `to` has no free frame.
+    fn replicate(&mut self, vpn: Vpn, to: NodeId) -> Result<(), ActionError>;
+
+    /// The coherency protocol's write to a replicated page: every copy but the one on `keep`
+    /// is freed, every mapping to a freed copy is invalidated (a shootdown per node
+    /// interrupted), and the fixed plus per-copy coherency cost is charged. Records the
+    /// invalidation time that freezing policies read.
+    fn coherency_fault(&mut self, vpn: Vpn, keep: NodeId);
+
+    /// The coherent-memory read miss (PLATINUM §3.2): node `n` gets a copy of its own by a
+    /// block copy from an existing copy, after every writable mapping has been restricted
+    /// to read-only (a modified page), and maps it read-only. Refused, with nothing
+    /// changed, when `n` has no free frame; the caller then maps a remote copy.
+    fn coherent_read_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError>;
+
+    /// The coherent-memory write miss (PLATINUM §3.2): node `n` ends with the only copy,
+    /// mapped writable. If `n` holds a copy, the others are invalidated (a coherency
+    /// fault). Otherwise the page comes to `n`: a replicated page by a block copy and a
+    /// coherency fault, a single copy by a migration whose other mappings are invalidated
+    /// rather than redirected, the invalidation recorded as the protocol's. Refused when `n`
+    /// has no free frame; the caller then maps the (single) remote copy.
+    fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError>;
+
+    /// Freezes `vpn`: the policy keeps it in place and maps it remotely.
+    fn freeze(&mut self, vpn: Vpn);
+
+    /// Thaws (defrosts) `vpn`.
+    fn thaw(&mut self, vpn: Vpn);
+
+    /// Locks node `n`'s page-table-entry copy of `vpn` for `hold` from the current cost
+    /// point: user references from `n` to the page wait until it is released. Charges the
+    /// lock cost.
+    fn lock_pte(&mut self, vpn: Vpn, n: NodeId, hold: Ns);
+
+    /// Acquires node `n`'s page-table-entry copy of `vpn` at the current cost point, as a
+    /// daemon does in Holliday's locking protocol. When a user run through that copy is
+    /// under way, the daemon first waits for the access in progress to end (the user holds
+    /// the entry for one access at a time) and that user's next access will wait for the
+    /// release. Charges the lock cost; release with [`Mm::release_pte`].
+    fn acquire_pte(&mut self, vpn: Vpn, n: NodeId) -> PteHold;
+
+    /// Releases an entry taken by [`Mm::acquire_pte`] at the current cost point; a user
+    /// whose run was interrupted is delayed until then.
+    fn release_pte(&mut self, hold: PteHold);
+
+    /// Shifts `vpn`'s aged modification history (see [`Memory::age_modifications`]).
+    fn age_modifications(&mut self, vpn: Vpn);
+}

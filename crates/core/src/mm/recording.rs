@@ -1,0 +1,269 @@
+//! A recording test double of [`Mm`]: real page state (the simulator's memory model and
+//! history, so the policy sees the consequences of its actions), no engine, and a log of
+//! every action the policy took. Policies' unit tests build one, set the scene (pages
+//! placed, history counted, the clock), call one hook and assert on [`Recording::actions`].
+
+use super::{ActionError, Mm, PteHold, SimMm};
+use crate::history::{HistoryMode, RefHistory};
+use crate::machine::Machine;
+use crate::memory::{Access, Mapping, Memory, PageState};
+use crate::stats::Stats;
+use crate::types::{NodeId, NodeSet, Ns, Vpn};
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+
+/// One action a policy took through [`Mm`], in the order taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// [`Mm::charge`].
+    Charge(Ns),
+    /// [`Mm::count_daemon_pass`].
+    DaemonPass,
+    /// [`Mm::examine_history`].
+    ExamineHistory(Vpn, NodeId),
+    /// [`Mm::place`].
+    Place(Vpn, NodeId),
+    /// [`Mm::place_near`].
+    PlaceNear(Vpn, NodeId),
+    /// [`Mm::map_nearest`].
+    MapNearest(Vpn, NodeId, Access),
+    /// [`Mm::map_to`]: page, node mapping, target copy, access.
+    MapTo(Vpn, NodeId, NodeId, Access),
+    /// [`Mm::invalidate_mappings`].
+    InvalidateMappings(Vpn, NodeSet),
+    /// [`Mm::restrict_to_read`].
+    RestrictToRead(Vpn),
+    /// [`Mm::migrate`].
+    Migrate(Vpn, NodeId),
+    /// [`Mm::replicate`].
+    Replicate(Vpn, NodeId),
+    /// [`Mm::coherency_fault`]: page, the copy kept.
+    CoherencyFault(Vpn, NodeId),
+    /// [`Mm::coherent_read_miss`].
+    CoherentReadMiss(Vpn, NodeId),
+    /// [`Mm::coherent_write_miss`].
+    CoherentWriteMiss(Vpn, NodeId),
+    /// [`Mm::freeze`].
+    Freeze(Vpn),
+    /// [`Mm::thaw`].
+    Thaw(Vpn),
+    /// [`Mm::lock_pte`].
+    LockPte(Vpn, NodeId, Ns),
+    /// [`Mm::acquire_pte`].
+    AcquirePte(Vpn, NodeId),
+    /// [`Mm::release_pte`].
+    ReleasePte(Vpn, NodeId),
+    /// [`Mm::age_modifications`].
+    AgeModifications(Vpn),
+}
+
+/// The recording double: owns what the engine would own for a hook.
+pub struct Recording {
+    machine: Machine,
+    mem: Memory,
+    hist: RefHistory,
+    stats: Stats,
+    modules: Vec<Ns>,
+    thread_nodes: Vec<Option<NodeId>>,
+    rng: Pcg64,
+    /// The clock a hook starts at.
+    pub now: Ns,
+    /// The node running the hook.
+    pub actor: NodeId,
+    cost: Ns,
+    actions: Vec<Action>,
+}
+
+impl Recording {
+    /// `npages` unplaced pages on `machine`, with history `mode`, one thread per node (on
+    /// that node), the clock at 0 and node 0 acting.
+    pub fn new(machine: Machine, npages: usize, mode: HistoryMode) -> Recording {
+        let nodes = machine.nodes();
+        Recording {
+            mem: Memory::new(npages, nodes, machine.config.frames_per_node),
+            hist: RefHistory::new(mode, npages, nodes),
+            stats: Stats::default(),
+            modules: vec![Ns::ZERO; nodes],
+            thread_nodes: (0..nodes as u16).map(|n| Some(NodeId(n))).collect(),
+            rng: Pcg64::seed_from_u64(1),
+            now: Ns::ZERO,
+            actor: NodeId(0),
+            cost: Ns::ZERO,
+            actions: Vec::new(),
+            machine,
+        }
+    }
+
+    /// The actions taken so far.
+    pub fn actions(&self) -> &[Action] {
+        &self.actions
+    }
+
+    /// Forgets the actions and the cost so far (after setting the scene).
+    pub fn clear(&mut self) {
+        self.actions.clear();
+        self.cost = Ns::ZERO;
+    }
+
+    /// The reference history, to set the scene (e.g. count references).
+    pub fn history_mut(&mut self) -> &mut RefHistory {
+        &mut self.hist
+    }
+
+    /// The nodes the threads run on, to set the scene.
+    pub fn thread_nodes_mut(&mut self) -> &mut Vec<Option<NodeId>> {
+        &mut self.thread_nodes
+    }
+
+    /// Runs `f` on the simulator's mechanism over this double's state, keeping the cost.
+    fn sim<R>(&mut self, f: impl FnOnce(&mut SimMm<'_>) -> R) -> R {
+        let mut s = SimMm {
+            machine: &self.machine,
+            mem: &mut self.mem,
+            hist: &mut self.hist,
+            stats: &mut self.stats,
+            modules: &mut self.modules,
+            thread_nodes: &self.thread_nodes,
+            rng: &mut self.rng,
+            now: self.now,
+            actor: self.actor,
+            cost: self.cost,
+        };
+        let r = f(&mut s);
+        self.cost = s.cost;
+        r
+    }
+
+    /// Records `a`, then performs it on the simulator's mechanism.
+    fn act<R>(&mut self, a: Action, f: impl FnOnce(&mut SimMm<'_>) -> R) -> R {
+        self.actions.push(a);
+        self.sim(f)
+    }
+}
+
+impl Mm for Recording {
+    fn now(&self) -> Ns {
+        self.now
+    }
+    fn cost(&self) -> Ns {
+        self.cost
+    }
+    fn actor(&self) -> NodeId {
+        self.actor
+    }
+    fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    fn npages(&self) -> usize {
+        self.mem.npages()
+    }
+    fn page(&self, vpn: Vpn) -> &PageState {
+        self.mem.page(vpn)
+    }
+    fn mapping(&self, vpn: Vpn, n: NodeId) -> Mapping {
+        self.mem.mapping(vpn, n)
+    }
+    fn free_frames(&self, n: NodeId) -> u32 {
+        self.mem.free_frames(n)
+    }
+    fn history(&self) -> &RefHistory {
+        &self.hist
+    }
+    fn examine_history(&mut self, vpn: Vpn, n: NodeId) -> u32 {
+        self.act(Action::ExamineHistory(vpn, n), |s| {
+            s.examine_history(vpn, n)
+        })
+    }
+    fn thread_nodes(&self) -> &[Option<NodeId>] {
+        &self.thread_nodes
+    }
+    fn rng(&mut self) -> &mut Pcg64 {
+        &mut self.rng
+    }
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    fn charge(&mut self, ns: Ns) {
+        self.act(Action::Charge(ns), |s| s.charge(ns))
+    }
+    fn count_daemon_pass(&mut self) {
+        self.act(Action::DaemonPass, |s| s.count_daemon_pass())
+    }
+    fn place(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        self.act(Action::Place(vpn, n), |s| s.place(vpn, n))
+    }
+    fn place_near(&mut self, vpn: Vpn, n: NodeId) -> NodeId {
+        self.act(Action::PlaceNear(vpn, n), |s| s.place_near(vpn, n))
+    }
+    fn nearest_copy(&self, vpn: Vpn, n: NodeId) -> Option<NodeId> {
+        let p = self.mem.page(vpn);
+        p.copies
+            .iter()
+            .min_by_key(|&c| (self.machine.read_ns(n, c), c.0))
+    }
+    fn map_nearest(&mut self, vpn: Vpn, n: NodeId, access: Access) -> Option<NodeId> {
+        self.act(Action::MapNearest(vpn, n, access), |s| {
+            s.map_nearest(vpn, n, access)
+        })
+    }
+    fn map_to(
+        &mut self,
+        vpn: Vpn,
+        n: NodeId,
+        target: NodeId,
+        access: Access,
+    ) -> Result<(), ActionError> {
+        self.act(Action::MapTo(vpn, n, target, access), |s| {
+            s.map_to(vpn, n, target, access)
+        })
+    }
+    fn invalidate_mappings(&mut self, vpn: Vpn, nodes: NodeSet) {
+        self.act(Action::InvalidateMappings(vpn, nodes), |s| {
+            s.invalidate_mappings(vpn, nodes)
+        })
+    }
+    fn restrict_to_read(&mut self, vpn: Vpn) {
+        self.act(Action::RestrictToRead(vpn), |s| s.restrict_to_read(vpn))
+    }
+    fn migrate(&mut self, vpn: Vpn, to: NodeId) -> Result<(), ActionError> {
+        self.act(Action::Migrate(vpn, to), |s| s.migrate(vpn, to))
+    }
+    fn replicate(&mut self, vpn: Vpn, to: NodeId) -> Result<(), ActionError> {
+        self.act(Action::Replicate(vpn, to), |s| s.replicate(vpn, to))
+    }
+    fn coherency_fault(&mut self, vpn: Vpn, keep: NodeId) {
+        self.act(Action::CoherencyFault(vpn, keep), |s| {
+            s.coherency_fault(vpn, keep)
+        })
+    }
+    fn coherent_read_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        self.act(Action::CoherentReadMiss(vpn, n), |s| {
+            s.coherent_read_miss(vpn, n)
+        })
+    }
+    fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        self.act(Action::CoherentWriteMiss(vpn, n), |s| {
+            s.coherent_write_miss(vpn, n)
+        })
+    }
+    fn freeze(&mut self, vpn: Vpn) {
+        self.act(Action::Freeze(vpn), |s| s.freeze(vpn))
+    }
+    fn thaw(&mut self, vpn: Vpn) {
+        self.act(Action::Thaw(vpn), |s| s.thaw(vpn))
+    }
+    fn lock_pte(&mut self, vpn: Vpn, n: NodeId, hold: Ns) {
+        self.act(Action::LockPte(vpn, n, hold), |s| s.lock_pte(vpn, n, hold))
+    }
+    fn acquire_pte(&mut self, vpn: Vpn, n: NodeId) -> PteHold {
+        self.act(Action::AcquirePte(vpn, n), |s| s.acquire_pte(vpn, n))
+    }
+    fn release_pte(&mut self, hold: PteHold) {
+        self.act(Action::ReleasePte(hold.vpn, hold.node), |s| {
+            s.release_pte(hold)
+        })
+    }
+    fn age_modifications(&mut self, vpn: Vpn) {
+        self.act(Action::AgeModifications(vpn), |s| s.age_modifications(vpn))
+    }
+}

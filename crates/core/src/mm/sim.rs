@@ -1,0 +1,425 @@
+//! The simulator's implementation of [`Mm`]: the engine's memory, history and
+//! statistics, borrowed for one policy hook, with every action charged its modelled cost.
+
+use super::{ActionError, Mm, PteHold};
+use crate::history::RefHistory;
+use crate::machine::Machine;
+use crate::memory::{Access, Mapping, Memory, PageState};
+use crate::stats::Stats;
+use crate::types::{NodeId, NodeSet, Ns, Vpn};
+use rand_pcg::Pcg64;
+
+/// The simulator's mechanism: a policy hook's view of the engine's memory, history and
+/// statistics, charging every action the machine's cost for it.
+pub struct SimMm<'a> {
+    pub(crate) machine: &'a Machine,
+    pub(crate) mem: &'a mut Memory,
+    pub(crate) hist: &'a mut RefHistory,
+    pub(crate) stats: &'a mut Stats,
+    pub(crate) modules: &'a mut [Ns],
+    pub(crate) thread_nodes: &'a [Option<NodeId>],
+    pub(crate) rng: &'a mut Pcg64,
+    pub(crate) now: Ns,
+    pub(crate) actor: NodeId,
+    pub(crate) cost: Ns,
+}
+
+impl<'a> SimMm<'a> {
+    fn charge_shootdowns(&mut self, nodes: NodeSet) {
+        let mut others = nodes;
+        others.remove(self.actor);
+        let k = others.len() as u64;
+        self.stats.events.invalidations += k;
+        self.cost += Ns(self.machine.costs().shootdown_per_node_ns.saturating_mul(k));
+    }
+
+    /// Occupies modules `a` and `b` for a block transfer starting no earlier than the
+    /// current cost point, when contention is modelled; returns the transfer's duration
+    /// including any wait.
+    fn block_transfer(&mut self, a: NodeId, b: NodeId) -> Ns {
+        let xfer = self.machine.page_transfer();
+        if !self.machine.config.contention {
+            return xfer;
+        }
+        let ready = self.now + self.cost;
+        let start = ready.max(self.modules[a.idx()]).max(self.modules[b.idx()]);
+        let end = start + xfer;
+        self.modules[a.idx()] = end;
+        self.modules[b.idx()] = end;
+        end - ready
+    }
+}
+
+impl Mm for SimMm<'_> {
+    #[inline]
+    fn now(&self) -> Ns {
+        self.now
+    }
+
+    #[inline]
+    fn cost(&self) -> Ns {
+        self.cost
+    }
+
+    #[inline]
+    fn actor(&self) -> NodeId {
+        self.actor
+    }
+
+    #[inline]
+    fn machine(&self) -> &Machine {
+        self.machine
+    }
+
+    #[inline]
+    fn npages(&self) -> usize {
+        self.mem.npages()
+    }
+
+    #[inline]
+    fn page(&self, vpn: Vpn) -> &PageState {
+        self.mem.page(vpn)
+    }
+
+    #[inline]
+    fn mapping(&self, vpn: Vpn, n: NodeId) -> Mapping {
+        self.mem.mapping(vpn, n)
+    }
+
+    fn free_frames(&self, n: NodeId) -> u32 {
+        self.mem.free_frames(n)
+    }
+
+    #[inline]
+    fn history(&self) -> &RefHistory {
+        self.hist
+    }
+
+    fn examine_history(&mut self, vpn: Vpn, n: NodeId) -> u32 {
+        self.hist.examine(vpn, n)
+    }
+
+    fn thread_nodes(&self) -> &[Option<NodeId>] {
+        self.thread_nodes
+    }
+
+    fn rng(&mut self) -> &mut Pcg64 {
+        self.rng
+    }
+
+    fn stats(&self) -> &Stats {
+        self.stats
+    }
+
+    #[inline]
+    fn charge(&mut self, ns: Ns) {
+        self.cost += ns;
+    }
+
+    fn count_daemon_pass(&mut self) {
+        self.stats.daemon_passes += 1;
+    }
+
+    fn place(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        if !self.mem.page(vpn).copies.is_empty() {
+            return Err(ActionError::AlreadyPlaced);
+        }
+        if !self.mem.take_frame(n) {
+            self.stats.events.refused += 1;
+            return Err(ActionError::NoFrame(n));
+        }
+        let p = self.mem.page_mut(vpn);
+        p.copies = NodeSet::single(n);
+        p.home = n;
+        Ok(())
+    }
+
+    fn place_near(&mut self, vpn: Vpn, n: NodeId) -> NodeId {
+        let target = nearest_with_frame(self.machine, self.mem, n).unwrap_or(n);
+        // The engine checks at start that all pages fit, so a frame exists somewhere.
+        let _ = self.place(vpn, target);
+        target
+    }
+
+    fn nearest_copy(&self, vpn: Vpn, n: NodeId) -> Option<NodeId> {
+        let copies = self.mem.page(vpn).copies;
+        if copies.contains(n) {
+            return Some(n);
+        }
+        copies
+            .iter()
+            .min_by_key(|&c| (self.machine.read_ns(n, c), c.0))
+    }
+
+    fn map_nearest(&mut self, vpn: Vpn, n: NodeId, access: Access) -> Option<NodeId> {
+        let target = self.nearest_copy(vpn, n)?;
+        self.map_to(vpn, n, target, access).ok()?;
+        Some(target)
+    }
+
+    fn map_to(
+        &mut self,
+        vpn: Vpn,
+        n: NodeId,
+        target: NodeId,
+        access: Access,
+    ) -> Result<(), ActionError> {
+        let page = self.mem.page(vpn);
+        if !page.copies.contains(target) {
+            return Err(ActionError::NoCopy(target));
+        }
+        if access == Access::Write && page.copies.len() > 1 {
+            return Err(ActionError::Replicated);
+        }
+        self.mem.set_mapping(vpn, n, Mapping { target, access });
+        Ok(())
+    }
+
+    fn invalidate_mappings(&mut self, vpn: Vpn, nodes: NodeSet) {
+        let hit = NodeSet(nodes.0 & self.mem.page(vpn).mapped.0);
+        for n in hit.iter() {
+            self.mem.set_mapping(vpn, n, Mapping::default());
+        }
+        self.charge_shootdowns(hit);
+    }
+
+    fn restrict_to_read(&mut self, vpn: Vpn) {
+        let writers = self.mem.page(vpn).writers;
+        for n in writers.iter() {
+            let m = self.mem.mapping(vpn, n);
+            self.mem.set_mapping(
+                vpn,
+                n,
+                Mapping {
+                    target: m.target,
+                    access: Access::Read,
+                },
+            );
+        }
+        self.charge_shootdowns(writers);
+    }
+
+    fn migrate(&mut self, vpn: Vpn, to: NodeId) -> Result<(), ActionError> {
+        let page = self.mem.page(vpn);
+        if page.copies.is_empty() {
+            return Err(ActionError::NotPlaced);
+        }
+        if page.copies.len() > 1 {
+            return Err(ActionError::Replicated);
+        }
+        let from = page.home;
+        if from == to {
+            return Ok(());
+        }
+        if !self.mem.take_frame(to) {
+            self.stats.events.refused += 1;
+            return Err(ActionError::NoFrame(to));
+        }
+        self.mem.release_frame(from);
+        self.cost += Ns(self.machine.costs().migrate_fixed_ns);
+        let t = self.block_transfer(from, to);
+        self.cost += t;
+        let mapped = self.mem.page(vpn).mapped;
+        for n in mapped.iter() {
+            let m = self.mem.mapping(vpn, n);
+            self.mem.set_mapping(
+                vpn,
+                n,
+                Mapping {
+                    target: to,
+                    access: m.access,
+                },
+            );
+        }
+        self.charge_shootdowns(mapped);
+        let now = self.now;
+        let p = self.mem.page_mut(vpn);
+        p.copies = NodeSet::single(to);
+        p.home = to;
+        p.last_migration = Some(now);
+        self.stats.events.migrations += 1;
+        if let Some(r) = self.stats.page(vpn) {
+            r.migrations += 1;
+        }
+        Ok(())
+    }
+
+    fn replicate(&mut self, vpn: Vpn, to: NodeId) -> Result<(), ActionError> {
+        let page = self.mem.page(vpn);
+        if page.copies.is_empty() {
+            return Err(ActionError::NotPlaced);
+        }
+        if page.copies.contains(to) {
+            return Ok(());
+        }
+        let src = self.nearest_copy(vpn, to).ok_or(ActionError::NotPlaced)?;
+        if !self.mem.take_frame(to) {
+            self.stats.events.refused += 1;
+            return Err(ActionError::NoFrame(to));
+        }
+        self.restrict_to_read(vpn);
+        self.cost += Ns(self.machine.costs().replicate_fixed_ns);
+        let t = self.block_transfer(src, to);
+        self.cost += t;
+        let p = self.mem.page_mut(vpn);
+        p.copies.insert(to);
+        p.dirty = false;
+        self.stats.events.replications += 1;
+        if let Some(r) = self.stats.page(vpn) {
+            r.replications += 1;
+        }
+        Ok(())
+    }
+
+    fn coherency_fault(&mut self, vpn: Vpn, keep: NodeId) {
+        let page = self.mem.page(vpn);
+        if !page.copies.contains(keep) {
+            return;
+        }
+        let mut dropped = page.copies;
+        dropped.remove(keep);
+        let mut stale = NodeSet::EMPTY;
+        for n in page.mapped.iter() {
+            if dropped.contains(self.mem.mapping(vpn, n).target) {
+                stale.insert(n);
+            }
+        }
+        for n in stale.iter() {
+            self.mem.set_mapping(vpn, n, Mapping::default());
+        }
+        for d in dropped.iter() {
+            self.mem.release_frame(d);
+        }
+        let c = self.machine.costs();
+        self.cost += Ns(c
+            .coherency_fault_fixed_ns
+            .saturating_add(c.coherency_per_copy_ns.saturating_mul(dropped.len() as u64)));
+        self.charge_shootdowns(stale);
+        let now = self.now;
+        let p = self.mem.page_mut(vpn);
+        p.copies = NodeSet::single(keep);
+        p.home = keep;
+        p.last_invalidation = Some(now);
+        self.stats.events.coherency_faults += 1;
+        if let Some(r) = self.stats.page(vpn) {
+            r.coherency_faults += 1;
+        }
+    }
+
+    fn coherent_read_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        self.replicate(vpn, n)?;
+        self.map_to(vpn, n, n, Access::Read)
+    }
+
+    fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+        let page = self.mem.page(vpn);
+        if page.copies.is_empty() {
+            return Err(ActionError::NotPlaced);
+        }
+        if page.copies.contains(n) {
+            if page.copies.len() > 1 {
+                self.coherency_fault(vpn, n);
+            }
+        } else if page.copies.len() > 1 {
+            if self.mem.free_frames(n) == 0 {
+                self.stats.events.refused += 1;
+                return Err(ActionError::NoFrame(n));
+            }
+            self.replicate(vpn, n)?;
+            self.coherency_fault(vpn, n);
+        } else {
+            if self.mem.free_frames(n) == 0 {
+                self.stats.events.refused += 1;
+                return Err(ActionError::NoFrame(n));
+            }
+            let mut others = self.mem.page(vpn).mapped;
+            others.remove(n);
+            let invalidated = !others.is_empty();
+            self.invalidate_mappings(vpn, others);
+            self.migrate(vpn, n)?;
+            if invalidated {
+                self.mem.page_mut(vpn).last_invalidation = Some(self.now);
+            }
+        }
+        self.map_to(vpn, n, n, Access::Write)
+    }
+
+    fn freeze(&mut self, vpn: Vpn) {
+        let now = self.now;
+        let p = self.mem.page_mut(vpn);
+        if !p.frozen {
+            p.frozen = true;
+            p.frozen_at = now;
+            self.stats.events.freezes += 1;
+            if let Some(r) = self.stats.page(vpn) {
+                r.freezes += 1;
+            }
+        }
+    }
+
+    fn thaw(&mut self, vpn: Vpn) {
+        let now = self.now;
+        let p = self.mem.page_mut(vpn);
+        if p.frozen {
+            p.frozen = false;
+            let since = p.frozen_at;
+            self.stats.events.defrosts += 1;
+            if let Some(r) = self.stats.page(vpn) {
+                r.frozen_ns += (now - since).0;
+            }
+        }
+    }
+
+    fn lock_pte(&mut self, vpn: Vpn, n: NodeId, hold: Ns) {
+        self.cost += Ns(self.machine.costs().pte_lock_ns);
+        let until = self.now + self.cost + hold;
+        self.mem.lock_pte(vpn, n, until);
+    }
+
+    fn acquire_pte(&mut self, vpn: Vpn, n: NodeId) -> PteHold {
+        let at = self.now + self.cost;
+        let run = self.mem.user_run(vpn, n);
+        let mut user = None;
+        // Another holder (a second daemon's migration, a foresight move) goes first.
+        let mut got = at.max(self.mem.pte_locked_until(vpn, n));
+        let at_free = got;
+        if run.per_access > Ns::ZERO && run.start <= at_free && at_free < run.end {
+            let done = (at_free - run.start).0.div_ceil(run.per_access.0);
+            got = (run.start + Ns(done.saturating_mul(run.per_access.0))).min(run.end);
+            if got < run.end {
+                user = Some(run.thread);
+            }
+        }
+        self.cost += got - at;
+        self.cost += Ns(self.machine.costs().pte_lock_ns);
+        PteHold {
+            vpn,
+            node: n,
+            acquired: got,
+            user,
+        }
+    }
+
+    fn release_pte(&mut self, hold: PteHold) {
+        let end = self.now + self.cost;
+        self.mem.lock_pte(hold.vpn, hold.node, end);
+        if let Some(t) = hold.user {
+            self.mem.delay_thread(t, end - hold.acquired);
+        }
+    }
+
+    fn age_modifications(&mut self, vpn: Vpn) {
+        self.mem.age_modifications(vpn);
+    }
+}
+
+/// The node nearest to `n` (by read cost, ties to the lower node) that has a free frame.
+pub(crate) fn nearest_with_frame(machine: &Machine, mem: &Memory, n: NodeId) -> Option<NodeId> {
+    if mem.free_frames(n) > 0 {
+        return Some(n);
+    }
+    (0..machine.nodes() as u16)
+        .map(NodeId)
+        .filter(|&m| mem.free_frames(m) > 0)
+        .min_by_key(|&m| (machine.read_ns(n, m), m.0))
+}
