@@ -192,3 +192,38 @@ pub trait Mm {
     /// Shifts `vpn`'s aged modification history (see [`Memory::age_modifications`]).
     fn age_modifications(&mut self, vpn: Vpn);
 }
+
+/// A small machine for unit tests of policies against [`Recording`]: `nodes` nodes of one
+/// processor, 64 frames each, 64-byte pages of 16 four-byte words, remote five times local.
+#[cfg(test)]
+pub(crate) fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
+    use crate::machine::{Costs, MachineConfig, Topology};
+    MachineConfig {
+        preset: "test".into(),
+        description: "policy unit tests".into(),
+        nodes,
+        procs_per_node: 1,
+        frames_per_node: 64,
+        page_size_bytes: 64,
+        word_size_bytes: 4,
+        topology: Topology::Uniform,
+        costs: Costs {
+            local_read_ns: 10,
+            local_write_ns: 12,
+            remote_read_ns: 50,
+            remote_write_ns: 60,
+            cached_read_ns: None,
+            page_fault_ns: 100,
+            migrate_fixed_ns: 1000,
+            replicate_fixed_ns: 800,
+            block_transfer_per_word_ns: 2,
+            coherency_fault_fixed_ns: 500,
+            coherency_per_copy_ns: 50,
+            shootdown_per_node_ns: 30,
+            pte_lock_ns: 5,
+            pte_examine_ns: 3,
+            module_service_ns: 10,
+        },
+        contention: false,
+    }
+}
