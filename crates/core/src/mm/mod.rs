@@ -113,8 +113,18 @@ pub trait Mm {
     /// when `n` is full (as an operating system does at first touch).
     fn place_near(&mut self, vpn: Vpn, n: NodeId) -> NodeId;
 
-    /// The copy of `vpn` nearest to node `n` (by read cost; ties to the lower node).
-    fn nearest_copy(&self, vpn: Vpn, n: NodeId) -> Option<NodeId>;
+    /// The copy of `vpn` nearest to node `n`: its own, else the cheapest to read (ties
+    /// to the lower node). Derived from [`Mm::page`] and the machine, so every
+    /// implementation answers alike.
+    fn nearest_copy(&self, vpn: Vpn, n: NodeId) -> Option<NodeId> {
+        let copies = self.page(vpn).copies;
+        if copies.contains(n) {
+            return Some(n);
+        }
+        copies
+            .iter()
+            .min_by_key(|&c| (self.machine().read_ns(n, c), c.0))
+    }
 
     /// Maps `vpn` on node `n` to its nearest copy with `access` rights. A write mapping
     /// needs a single copy (the caller resolves replication first).
@@ -193,10 +203,10 @@ pub trait Mm {
     fn age_modifications(&mut self, vpn: Vpn);
 }
 
-/// A small machine for unit tests of policies against [`Recording`]: `nodes` nodes of one
-/// processor, 64 frames each, 64-byte pages of 16 four-byte words, remote five times local.
-#[cfg(test)]
-pub(crate) fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
+/// A small machine for tests (policies against [`Recording`], engine tests): `nodes`
+/// nodes of one processor, 64 frames each, 64-byte pages of 16 four-byte words, remote
+/// five times local. Not a real machine.
+pub fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
     use crate::machine::{Costs, MachineConfig, Topology};
     MachineConfig {
         preset: "test".into(),

@@ -195,12 +195,6 @@ impl Mm for Recording {
     fn place_near(&mut self, vpn: Vpn, n: NodeId) -> NodeId {
         self.act(Action::PlaceNear(vpn, n), |s| s.place_near(vpn, n))
     }
-    fn nearest_copy(&self, vpn: Vpn, n: NodeId) -> Option<NodeId> {
-        let p = self.mem.page(vpn);
-        p.copies
-            .iter()
-            .min_by_key(|&c| (self.machine.read_ns(n, c), c.0))
-    }
     fn map_nearest(&mut self, vpn: Vpn, n: NodeId, access: Access) -> Option<NodeId> {
         self.act(Action::MapNearest(vpn, n, access), |s| {
             s.map_nearest(vpn, n, access)

@@ -141,16 +141,6 @@ impl Mm for SimMm<'_> {
         target
     }
 
-    fn nearest_copy(&self, vpn: Vpn, n: NodeId) -> Option<NodeId> {
-        let copies = self.mem.page(vpn).copies;
-        if copies.contains(n) {
-            return Some(n);
-        }
-        copies
-            .iter()
-            .min_by_key(|&c| (self.machine.read_ns(n, c), c.0))
-    }
-
     fn map_nearest(&mut self, vpn: Vpn, n: NodeId, access: Access) -> Option<NodeId> {
         let target = self.nearest_copy(vpn, n)?;
         self.map_to(vpn, n, target, access).ok()?;

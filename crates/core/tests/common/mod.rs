@@ -2,7 +2,7 @@
 //! operation lists, and building an engine around them.
 #![allow(dead_code)]
 
-use numaplace_core::machine::{Costs, MachineConfig, Topology};
+use numaplace_core::machine::MachineConfig;
 use numaplace_core::memory::Layout;
 use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::workload::{Op, Program};
@@ -10,34 +10,7 @@ use numaplace_core::{Engine, EngineOptions, Machine, Ns, Policy, Vpn};
 
 /// Two nodes, one processor each, 64-byte pages of 16 four-byte words.
 pub fn toy_machine() -> MachineConfig {
-    MachineConfig {
-        preset: "toy".into(),
-        description: "two-node toy".into(),
-        nodes: 2,
-        procs_per_node: 1,
-        frames_per_node: 64,
-        page_size_bytes: 64,
-        word_size_bytes: 4,
-        topology: Topology::Uniform,
-        costs: Costs {
-            local_read_ns: 10,
-            local_write_ns: 12,
-            remote_read_ns: 50,
-            remote_write_ns: 60,
-            cached_read_ns: None,
-            page_fault_ns: 100,
-            migrate_fixed_ns: 1000,
-            replicate_fixed_ns: 800,
-            block_transfer_per_word_ns: 2,
-            coherency_fault_fixed_ns: 500,
-            coherency_per_copy_ns: 50,
-            shootdown_per_node_ns: 30,
-            pte_lock_ns: 5,
-            pte_examine_ns: 3,
-            module_service_ns: 10,
-        },
-        contention: false,
-    }
+    numaplace_core::mm::test_machine_config(2)
 }
 
 /// A program whose threads each run one fixed list of operations over `pages` pages.
