@@ -15,7 +15,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use numaplace_harness::SimRunner;
+use numaplace_harness::{Limits, SimRunner};
 use numaplace_study::reproduce::table_options;
 use numaplace_study::spec::{point_count, point_id, Expansion};
 use numaplace_study::sweep::{plan_sweep, Runner, SweepOptions};
@@ -23,6 +23,16 @@ use numaplace_study::{parse_spec, Spec, SpecError};
 
 /// The file name errors must name.
 const ORIGIN: &str = "fuzz-spec.toml";
+
+/// The runner, holding every point to limits like the run-config target's (a point over
+/// them is refused at planning, as `numaplace sweep` refuses it).
+fn runner() -> SimRunner {
+    SimRunner::with_limits(Limits {
+        max_bytes: 256 << 20,
+        bytes_source: "the fuzz limit".into(),
+        max_ops: 200_000,
+    })
+}
 
 /// Most runs a planned sweep may have here (the command's default is 100,000): every
 /// axis combination of a plan is resolved, which must stay fast.
@@ -95,7 +105,7 @@ fn check_mode(spec: &Spec, quick: bool, keep: &[String]) {
         );
         // Planned sweeps resolve their points below.
         if count > MAX_RUNS {
-            if let Err(e) = SimRunner.check(&p) {
+            if let Err(e) = runner().check(&p) {
                 assert!(!format!("{e:#}").is_empty(), "an empty error");
             }
         }
@@ -109,7 +119,7 @@ fn check_mode(spec: &Spec, quick: bool, keep: &[String]) {
         keep: Some(keep.to_vec()),
         ..SweepOptions::new(std::env::temp_dir().join("numaplace-fuzz-no-such-dir/out.jsonl"))
     };
-    match plan_sweep(spec, &SimRunner, &opts) {
+    match plan_sweep(spec, &runner(), &opts) {
         Ok(plan) => {
             assert!(count <= MAX_RUNS, "planned {count} runs above the limit");
             assert_eq!(plan.runs(), count, "runs of the plan");
