@@ -176,17 +176,8 @@ struct SweepArgs {
     /// Use the spec's reduced `[quick]` settings.
     #[arg(long)]
     quick: bool,
-    /// Refuse a sweep (or shard) with more runs than this.
-    #[arg(long, value_name = "N", default_value_t = numaplace_study::DEFAULT_MAX_RUNS)]
-    max_runs: usize,
-    /// Run however many runs the spec has and however large its points are (no
-    /// --max-runs, memory or operation limit).
-    #[arg(long)]
-    force: bool,
-    /// Refuse a point whose memory estimate exceeds SIZE (default: 80% of the memory
-    /// available, shared among the parallel runs).
-    #[arg(long, value_name = "SIZE", value_parser = numaplace_harness::limits::parse_bytes)]
-    max_memory: Option<u64>,
+    #[command(flatten)]
+    limits: StudyLimits,
 }
 
 #[derive(Args, Debug)]
@@ -254,10 +245,17 @@ struct ReproduceArgs {
     /// Print Markdown.
     #[arg(long)]
     markdown: bool,
-    /// Refuse a study with more runs than this.
+    #[command(flatten)]
+    limits: StudyLimits,
+}
+
+/// The size limits of a sweep or a reproduction, checked before the first run.
+#[derive(Args, Debug)]
+struct StudyLimits {
+    /// Refuse a sweep or study (or shard) with more runs than this.
     #[arg(long, value_name = "N", default_value_t = numaplace_study::DEFAULT_MAX_RUNS)]
     max_runs: usize,
-    /// Run however many runs the studies have and however large their points are (no
+    /// Run however many runs there are and however large their points are (no
     /// --max-runs, memory or operation limit).
     #[arg(long)]
     force: bool,
@@ -265,6 +263,40 @@ struct ReproduceArgs {
     /// available, shared among the parallel runs).
     #[arg(long, value_name = "SIZE", value_parser = numaplace_harness::limits::parse_bytes)]
     max_memory: Option<u64>,
+}
+
+impl StudyLimits {
+    /// The run-count limit, none with `--force`.
+    fn max_runs(&self) -> Option<usize> {
+        (!self.force).then_some(self.max_runs)
+    }
+
+    /// The runner of a sweep or reproduction: every point held to the host's limits
+    /// shared among the `jobs` runs that go at once (0: one per core), or to none with
+    /// `--force`.
+    fn runner(&self, jobs: usize) -> numaplace_harness::SimRunner {
+        let limits = host_limits(self.force, self.max_memory);
+        let jobs = match jobs {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        numaplace_harness::SimRunner::with_limits(limits.shared(jobs))
+    }
+}
+
+/// The limits of one run: none with `--force`, else the host's, with `--max-memory`
+/// replacing the memory limit.
+fn host_limits(force: bool, max_memory: Option<u64>) -> numaplace_harness::Limits {
+    let mut limits = if force {
+        numaplace_harness::Limits::none()
+    } else {
+        numaplace_harness::Limits::from_host()
+    };
+    if let Some(b) = max_memory {
+        limits.max_bytes = b;
+        limits.bytes_source = "--max-memory".into();
+    }
+    limits
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -427,15 +459,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         }
         None => resolve(None, &ov)?,
     };
-    let mut limits = if a.force {
-        numaplace_harness::Limits::none()
-    } else {
-        numaplace_harness::Limits::from_host()
-    };
-    if let Some(b) = a.max_memory {
-        limits.max_bytes = b;
-        limits.bytes_source = "--max-memory".into();
-    }
+    let mut limits = host_limits(a.force, a.max_memory);
     if let Some(n) = a.max_ops {
         limits.max_ops = n;
     }
@@ -709,26 +733,6 @@ fn user(e: anyhow::Error) -> Failure {
     Failure { code: 2, err: e }
 }
 
-/// The runner of a sweep or reproduction: every point held to the host's limits shared
-/// among the `jobs` runs that go at once (0: one per core), or to none with `--force`.
-fn sweep_runner(force: bool, max_memory: Option<u64>, jobs: usize) -> numaplace_harness::SimRunner {
-    use numaplace_harness::Limits;
-    let mut limits = if force {
-        Limits::none()
-    } else {
-        Limits::from_host()
-    };
-    if let Some(b) = max_memory {
-        limits.max_bytes = b;
-        limits.bytes_source = "--max-memory".into();
-    }
-    let jobs = match jobs {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
-    numaplace_harness::SimRunner::with_limits(limits.shared(jobs))
-}
-
 fn sweep(a: SweepArgs) -> Result<(), Failure> {
     use numaplace_study::sweep::{run_sweep, SweepOptions};
     let spec = numaplace_study::spec::load_spec(&a.spec).map_err(user)?;
@@ -741,11 +745,11 @@ fn sweep(a: SweepArgs) -> Result<(), Failure> {
     opts.resume = a.resume;
     opts.shard = a.shard;
     opts.quick = a.quick;
-    opts.max_runs = (!a.force).then_some(a.max_runs);
+    opts.max_runs = a.limits.max_runs();
     // The summary below is all this command needs from the records in memory; the
     // results file gets every record whole.
     opts.keep = Some(table_opts.result_paths());
-    let runner = sweep_runner(a.force, a.max_memory, a.jobs);
+    let runner = a.limits.runner(a.jobs);
     let outcome = run_sweep(&spec, &runner, &opts).map_err(user)?;
     let table = numaplace_study::table::summarize(&outcome.records, &table_opts);
     self::out(&table.render_text())?;
@@ -814,10 +818,10 @@ fn reproduce(a: ReproduceArgs) -> Result<(), Failure> {
         jobs: a.jobs,
         no_fail: a.no_fail,
         resume: a.resume,
-        max_runs: (!a.force).then_some(a.max_runs),
+        max_runs: a.limits.max_runs(),
         ..ReproduceOptions::new(a.out)
     };
-    let runner = sweep_runner(a.force, a.max_memory, a.jobs);
+    let runner = a.limits.runner(a.jobs);
     let rep = reproduce_from(&source, &runner, &opts).map_err(user)?;
     if a.markdown {
         out(&rep.render_markdown())?;

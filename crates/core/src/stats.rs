@@ -13,8 +13,6 @@ pub struct Counter {
     pub name: &'static str,
     /// Label for tables.
     pub label: &'static str,
-    /// The field's doc comment.
-    pub doc: &'static str,
     /// The value.
     pub value: u64,
 }

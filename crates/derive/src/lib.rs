@@ -76,12 +76,10 @@ fn expand_counters(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 }
             })?;
         }
-        let doc = doc(&f.attrs);
         entries.push(quote! {
             ::numaplace_core::stats::Counter {
                 name: #name,
                 label: #label,
-                doc: #doc,
                 value: self.#member,
             }
         });
