@@ -618,9 +618,9 @@ fn field_lines(o: &mut String, declared: &[FieldInfo], defaults: Option<toml::Va
 /// applied: the defaults of every parameter, readable back by `run --config`.
 fn section_show(section: &str, name: &str, sets: &[String]) -> Result<(), Failure> {
     let kinds = match section {
-        "workload" => WorkloadConfig::KINDS,
-        "policy" => PolicyConfig::KINDS,
-        _ => SchedulerConfig::KINDS,
+        "workload" => WorkloadConfig::kinds(),
+        "policy" => PolicyConfig::kinds(),
+        _ => SchedulerConfig::kinds(),
     };
     if !kinds.contains(&name) {
         return Err(UserError::new(format!(

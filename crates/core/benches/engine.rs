@@ -41,7 +41,7 @@ fn config(page: u64, workload: WorkloadConfig) -> RunConfig {
     RunConfig {
         machine: machine(page),
         workload,
-        policy: PolicyConfig::Static(StaticConfig {
+        policy: PolicyConfig::new(StaticConfig {
             placement: StaticPlacement::RoundRobin,
             ..Default::default()
         }),
@@ -58,7 +58,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("engine");
     let jacobi = config(
         64,
-        WorkloadConfig::Jacobi(JacobiConfig {
+        WorkloadConfig::new(JacobiConfig {
             n: 256,
             iterations: 4,
             ..Default::default()
@@ -71,7 +71,7 @@ fn bench(c: &mut Criterion) {
     });
     let matvec = config(
         1024,
-        WorkloadConfig::Matvec(MatvecConfig {
+        WorkloadConfig::new(MatvecConfig {
             n: 512,
             variant: Variant::Uma,
             ..Default::default()

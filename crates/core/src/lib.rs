@@ -23,7 +23,7 @@ pub mod machine;
 pub mod memory;
 pub mod mm;
 pub mod policy;
-mod registry;
+pub mod registry;
 pub mod sched;
 pub mod stats;
 pub mod types;
@@ -34,6 +34,9 @@ pub use engine::{Engine, EngineOptions, Monitor, Progress, SimError, TIME_LIMIT}
 pub use error::ConfigError;
 pub use estimate::{Estimate, Footprint};
 pub use history::{HistoryMode, RefHistory};
+// Components register with `inventory::submit!`; re-exported so a crate using the core
+// registers its own without naming the same version of inventory.
+pub use inventory;
 pub use machine::{Costs, Machine, MachineConfig, Topology};
 pub use mm::{Mm, Recording, SimMm};
 pub use policy::{Policy, PolicyConfig};

@@ -42,14 +42,14 @@ fn run_cfg(machine: MachineConfig, workload: WorkloadConfig, policy: PolicyConfi
 }
 
 fn static_policy(placement: StaticPlacement) -> PolicyConfig {
-    PolicyConfig::Static(StaticConfig {
+    PolicyConfig::new(StaticConfig {
         placement,
         ..Default::default()
     })
 }
 
 fn small_jacobi(variant: Variant, layout: PageLayout) -> WorkloadConfig {
-    WorkloadConfig::Jacobi(JacobiConfig {
+    WorkloadConfig::new(JacobiConfig {
         n: 128,
         iterations: 3,
         variant,
@@ -133,7 +133,7 @@ fn matvec_rows_on_the_reading_node_beat_all_rows_on_one_node_by_the_remote_local
     let m = Machine::new(machine.clone()).unwrap();
     let expected = m.remote_local_ratio();
     let mv = |variant| {
-        WorkloadConfig::Matvec(MatvecConfig {
+        WorkloadConfig::new(MatvecConfig {
             n: 512,
             repeat: 10,
             variant,
@@ -289,7 +289,7 @@ fn contention_makes_many_readers_of_one_module_slower() {
         m.contention = contention;
         run_cfg(
             m,
-            WorkloadConfig::Matvec(MatvecConfig {
+            WorkloadConfig::new(MatvecConfig {
                 n: 256,
                 ..Default::default()
             }),
@@ -308,13 +308,13 @@ fn a_preempted_threads_chunks_move_to_running_threads() {
     machine.frames_per_node = 1024;
     let cfg = RunConfig {
         machine,
-        workload: WorkloadConfig::Matvec(MatvecConfig {
+        workload: WorkloadConfig::new(MatvecConfig {
             n: 64,
             iterations: 3,
             ..Default::default()
         }),
         policy: static_policy(StaticPlacement::FirstTouch),
-        scheduler: SchedulerConfig::Scripted(ScriptedConfig {
+        scheduler: SchedulerConfig::new(ScriptedConfig {
             first_proc: 0,
             events: vec![ScriptEvent {
                 at_ns: 0,
@@ -332,7 +332,7 @@ fn a_preempted_threads_chunks_move_to_running_threads() {
     assert!(matches!(err, SimError::Deadlock { .. }), "{err}");
     // Resumed on the other node later, it completes; thread 0 did thread 1's later chunks.
     let mut cfg = cfg;
-    if let SchedulerConfig::Scripted(s) = &mut cfg.scheduler {
+    if let Some(s) = cfg.scheduler.get_mut::<ScriptedConfig>() {
         s.events.push(ScriptEvent {
             at_ns: 10_000_000,
             action: ScriptAction::Resume,
@@ -351,7 +351,7 @@ fn pages_of_a_full_node_spill_to_the_nearest_node_with_frames() {
     // 32 rows of 32 four-byte words: 64 pages of A plus 2 of y, 66 pages > 40 frames.
     let s = run_cfg(
         machine,
-        WorkloadConfig::Matvec(MatvecConfig {
+        WorkloadConfig::new(MatvecConfig {
             n: 32,
             ..Default::default()
         }),
@@ -367,7 +367,7 @@ fn a_workload_larger_than_memory_is_a_configuration_error() {
     machine.frames_per_node = 10;
     let cfg = RunConfig {
         machine,
-        workload: WorkloadConfig::Matvec(MatvecConfig {
+        workload: WorkloadConfig::new(MatvecConfig {
             n: 64,
             ..Default::default()
         }),
@@ -426,7 +426,7 @@ fn page_size_decides_which_jacobi_partitions_share_a_page() {
 
 #[test]
 fn program_placement_falls_back_for_pages_the_program_does_not_place() {
-    let policy = PolicyConfig::Static(StaticConfig {
+    let policy = PolicyConfig::new(StaticConfig {
         placement: StaticPlacement::Program,
         fallback: StaticPlacement::RoundRobin,
         ..Default::default()

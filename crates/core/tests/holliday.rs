@@ -147,13 +147,13 @@ fn two_daemons_each_examine_their_own_partition() {
     let run = |daemons| {
         RunConfig {
             machine: sixteen_sat(),
-            workload: WorkloadConfig::MatvecSynthetic(MatvecSyntheticConfig {
+            workload: WorkloadConfig::new(MatvecSyntheticConfig {
                 n: 64,
                 threads: Some(4),
                 refs_per_nonzero: 10,
                 ..Default::default()
             }),
-            policy: PolicyConfig::HollidayDaemon(HollidayConfig {
+            policy: PolicyConfig::new(HollidayConfig {
                 daemons,
                 ..Default::default()
             }),
@@ -194,7 +194,7 @@ fn sixteen_sat() -> MachineConfig {
 fn synthetic(policy: PolicyConfig, refs: u32) -> Stats {
     RunConfig {
         machine: sixteen_sat(),
-        workload: WorkloadConfig::MatvecSynthetic(MatvecSyntheticConfig {
+        workload: WorkloadConfig::new(MatvecSyntheticConfig {
             n: 128,
             threads: Some(8),
             refs_per_nonzero: refs,
@@ -210,7 +210,7 @@ fn synthetic(policy: PolicyConfig, refs: u32) -> Stats {
 }
 
 fn none() -> PolicyConfig {
-    PolicyConfig::Static(StaticConfig {
+    PolicyConfig::new(StaticConfig {
         placement: StaticPlacement::Program,
         ..Default::default()
     })
@@ -230,7 +230,7 @@ fn in_matvec_synthetic_only_the_even_threads_run_into_remote_rows() {
 
 #[test]
 fn foresight_makes_every_matvec_reference_local() {
-    let s = synthetic(PolicyConfig::Foresight(ForesightConfig::default()), 10);
+    let s = synthetic(PolicyConfig::new(ForesightConfig::default()), 10);
     assert_eq!(s.refs.remote, 0);
     assert!(s.events.migrations > 0);
     assert!(s.makespan_ns < synthetic(none(), 10).makespan_ns);
@@ -242,7 +242,7 @@ fn matvec_sparse_references_the_three_vectors_once_per_entry() {
     let rows = SparseRows::new("tiny", vec![0, 2, 5]).unwrap();
     let s = RunConfig {
         machine: sixteen_sat(),
-        workload: WorkloadConfig::MatvecSparse(MatvecSparseConfig {
+        workload: WorkloadConfig::new(MatvecSparseConfig {
             threads: Some(2),
             refs_per_nonzero: 3,
             rows: Some(Arc::new(rows)),
@@ -263,7 +263,7 @@ fn matvec_sparse_references_the_three_vectors_once_per_entry() {
 fn surface_wave_threads_never_wait_for_each_other() {
     let s = RunConfig {
         machine: sixteen_sat(),
-        workload: WorkloadConfig::SurfaceWave(SurfaceWaveConfig {
+        workload: WorkloadConfig::new(SurfaceWaveConfig {
             n: 20,
             total_ms: 1_000,
             threads: Some(4),
@@ -288,7 +288,7 @@ fn jacobi_threads_wait_at_the_barrier_for_the_slowest() {
     // the workers sweep their partitions.
     let s = RunConfig {
         machine: sixteen_sat(),
-        workload: WorkloadConfig::Jacobi(numaplace_core::workload::JacobiConfig {
+        workload: WorkloadConfig::new(numaplace_core::workload::JacobiConfig {
             n: 32,
             iterations: 2,
             threads: Some(4),
@@ -311,7 +311,7 @@ fn surface_wave_partition_major_layout_keeps_most_references_local() {
     let run = |layout| {
         RunConfig {
             machine: sixteen_sat(),
-            workload: WorkloadConfig::SurfaceWave(SurfaceWaveConfig {
+            workload: WorkloadConfig::new(SurfaceWaveConfig {
                 n: 40,
                 total_ms: 500,
                 threads: Some(4),

@@ -2,7 +2,7 @@
 //! from a built-in name or a Matrix Market / Harwell-Boeing file.
 
 use crate::resolve::UserError;
-use numaplace_core::workload::{SparseRows, WorkloadConfig};
+use numaplace_core::workload::{MatvecSparseConfig, SparseRows};
 use numaplace_core::RunConfig;
 use numaplace_sparse::{
     gr_30_30, read_path, read_str, standin_holliday_009, standin_holliday_014, SparseMatrix,
@@ -70,7 +70,7 @@ pub fn sparse_rows(name: &str) -> Result<SparseRows, UserError> {
 
 /// Loads whatever `cfg`'s workload reads from outside the core.
 pub fn load_inputs(cfg: &mut RunConfig) -> Result<(), UserError> {
-    if let WorkloadConfig::MatvecSparse(c) = &mut cfg.workload {
+    if let Some(c) = cfg.workload.get_mut::<MatvecSparseConfig>() {
         if c.rows.is_none() {
             c.rows = Some(Arc::new(sparse_rows(&c.matrix)?));
         }

@@ -101,9 +101,11 @@ pub struct Overrides {
 }
 
 /// Default workload of a bare `numaplace run`.
-pub const DEFAULT_WORKLOAD: &str = "jacobi";
+pub const DEFAULT_WORKLOAD: &str =
+    <numaplace_core::workload::Workloads as numaplace_core::registry::Family>::DEFAULT_KIND;
 /// Default policy of a bare `numaplace run`.
-pub const DEFAULT_POLICY: &str = "static";
+pub const DEFAULT_POLICY: &str =
+    <numaplace_core::policy::Policies as numaplace_core::registry::Family>::DEFAULT_KIND;
 
 /// Parses a configuration file's text; errors name the file and the line.
 pub fn parse_file(origin: &str, text: &str) -> Result<toml::Table, UserError> {
@@ -243,16 +245,16 @@ fn typed(
         toml::Value,
         &mut serde_path_to_error::Track,
     ) -> Option<Result<(), toml::de::Error>>;
-    let sections: [(&str, &[&str], Parse); 3] = [
-        ("workload", WorkloadConfig::KINDS, |k, v, t| {
+    let sections: [(&str, Vec<&str>, Parse); 3] = [
+        ("workload", WorkloadConfig::kinds(), |k, v, t| {
             WorkloadConfig::deserialize_kind(k, serde_path_to_error::Deserializer::new(v, t))
                 .map(|r| r.map(drop))
         }),
-        ("policy", PolicyConfig::KINDS, |k, v, t| {
+        ("policy", PolicyConfig::kinds(), |k, v, t| {
             PolicyConfig::deserialize_kind(k, serde_path_to_error::Deserializer::new(v, t))
                 .map(|r| r.map(drop))
         }),
-        ("scheduler", SchedulerConfig::KINDS, |k, v, t| {
+        ("scheduler", SchedulerConfig::kinds(), |k, v, t| {
             SchedulerConfig::deserialize_kind(k, serde_path_to_error::Deserializer::new(v, t))
                 .map(|r| r.map(drop))
         }),

@@ -33,6 +33,19 @@ impl Default for ForesightConfig {
     }
 }
 
+impl crate::registry::Describe for ForesightConfig {
+    const KIND: &'static str = "foresight";
+    const DESCRIPTION: &'static str = "perfect foresight: each page migrates to its user just before use, as the workload announces (Holliday 1989)";
+}
+
+impl crate::policy::PolicyParams for ForesightConfig {
+    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
+        Ok(Box::new(Foresight::new(self.clone(), machine)?))
+    }
+}
+
+inventory::submit!(crate::policy::PolicyEntry::of::<ForesightConfig>());
+
 /// The policy.
 #[derive(Debug)]
 pub struct Foresight {

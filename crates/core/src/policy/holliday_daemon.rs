@@ -81,6 +81,19 @@ struct Daemon {
     chosen: Vec<(Vpn, NodeId)>,
 }
 
+impl crate::registry::Describe for HollidayConfig {
+    const KIND: &'static str = "holliday-daemon";
+    const DESCRIPTION: &'static str = "periodic migration daemons, greedy pull on usage/refbit/aging history, PTE locking (Holliday 1989)";
+}
+
+impl crate::policy::PolicyParams for HollidayConfig {
+    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
+        Ok(Box::new(HollidayDaemon::new(self.clone(), machine)?))
+    }
+}
+
+inventory::submit!(crate::policy::PolicyEntry::of::<HollidayConfig>());
+
 /// The policy.
 #[derive(Debug)]
 pub struct HollidayDaemon {

@@ -15,6 +15,7 @@ use crate::history::HistoryMode;
 use crate::machine::Machine;
 use crate::memory::Access;
 pub use crate::mm::{ActionError, Mm, PteHold};
+use crate::registry::{Component, Describe, Meta, Params};
 use crate::types::{NodeId, Ns, ProcId, ThreadId, Vpn};
 
 pub use foresight::{Foresight, ForesightConfig};
@@ -171,37 +172,55 @@ pub fn default_fault(ctx: &mut dyn Mm, f: Fault) {
     ctx.map_nearest(f.vpn, f.node, access);
 }
 
-crate::registry::registry! {
-    /// The registry of policies: a tagged configuration per policy, with its parameters.
-    pub enum PolicyConfig {
-        /// Static placement: first touch, round robin, a fixed node, or program-directed.
-        "static" => Static(StaticConfig) = "static placement (first-touch, round-robin, fixed node, program-directed): the papers' baselines",
-        /// Holliday's periodic migration daemons with reference history.
-        "holliday-daemon" => HollidayDaemon(HollidayConfig) = "periodic migration daemons, greedy pull on usage/refbit/aging history, PTE locking (Holliday 1989)",
-        /// Holliday's perfect-knowledge baseline: pages move just before they are used.
-        "foresight" => Foresight(ForesightConfig) = "perfect foresight: each page migrates to its user just before use, as the workload announces (Holliday 1989)",
-        /// PLATINUM's coherent memory: replicate on read miss, migrate on write miss, freeze
-        /// pages invalidated within t1, defrost every t2.
-        "platinum" => Platinum(PlatinumConfig) = "PLATINUM coherent memory: replicate on read miss, migrate on write miss, freeze if invalidated within t1, defrost every t2 (Cox & Fowler 1989)",
+/// What a policy's configuration type declares besides its name and description (in
+/// [`Describe`]): how to build the policy. A policy registers itself in its own file with
+/// `inventory::submit!(PolicyEntry::of::<ItsConfig>())`.
+pub trait PolicyParams: Describe {
+    /// Builds the policy for `machine`, validating the parameters first.
+    fn build(&self, machine: &Machine) -> Result<Box<dyn Policy>, ConfigError>;
+}
+
+type BuildFn = fn(&dyn Params, &Machine) -> Result<Box<dyn Policy>, ConfigError>;
+
+/// A policy's registry entry.
+pub struct PolicyEntry {
+    /// Name, description, fields, defaults and parsing.
+    pub meta: Meta,
+    /// The constructor.
+    pub build: BuildFn,
+}
+
+fn build_of<C: PolicyParams>(p: &dyn Params, m: &Machine) -> Result<Box<dyn Policy>, ConfigError> {
+    let c: &C = p
+        .as_any()
+        .downcast_ref()
+        .expect("an entry builds its own type");
+    c.build(m)
+}
+
+impl PolicyEntry {
+    /// The entry of configuration type `C`.
+    pub const fn of<C: PolicyParams>() -> PolicyEntry {
+        PolicyEntry {
+            meta: Meta::of::<C>(),
+            build: build_of::<C>,
+        }
     }
 }
 
-impl Default for PolicyConfig {
-    fn default() -> Self {
-        PolicyConfig::Static(StaticConfig::default())
-    }
+crate::registry::family! {
+    /// The policy family of the registry.
+    Policies: PolicyEntry, PolicyParams, section "policy", default "static"
 }
+
+/// A registered policy with its parameters (serialized as a table with `kind`).
+pub type PolicyConfig = Component<Policies>;
 
 impl PolicyConfig {
-    /// Builds the policy for `machine`.
+    /// Builds the policy for `machine`, its declared ranges checked first (so no
+    /// registered policy can skip them).
     pub fn build(&self, machine: &Machine) -> Result<Box<dyn Policy>, ConfigError> {
-        match self {
-            PolicyConfig::Static(c) => Ok(Box::new(StaticPolicy::new(c.clone(), machine)?)),
-            PolicyConfig::HollidayDaemon(c) => {
-                Ok(Box::new(HollidayDaemon::new(c.clone(), machine)?))
-            }
-            PolicyConfig::Foresight(c) => Ok(Box::new(Foresight::new(c.clone(), machine)?)),
-            PolicyConfig::Platinum(c) => Ok(Box::new(PlatinumPolicy::new(c.clone(), machine)?)),
-        }
+        self.check_ranges("policy")?;
+        (self.entry().build)(self.params(), machine)
     }
 }

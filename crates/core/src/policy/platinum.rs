@@ -56,6 +56,19 @@ impl Default for PlatinumConfig {
     }
 }
 
+impl crate::registry::Describe for PlatinumConfig {
+    const KIND: &'static str = "platinum";
+    const DESCRIPTION: &'static str = "PLATINUM coherent memory: replicate on read miss, migrate on write miss, freeze if invalidated within t1, defrost every t2 (Cox & Fowler 1989)";
+}
+
+impl crate::policy::PolicyParams for PlatinumConfig {
+    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
+        Ok(Box::new(PlatinumPolicy::new(self.clone(), machine)?))
+    }
+}
+
+inventory::submit!(crate::policy::PolicyEntry::of::<PlatinumConfig>());
+
 /// The policy.
 #[derive(Debug)]
 pub struct PlatinumPolicy {

@@ -50,6 +50,19 @@ impl Default for StaticConfig {
     }
 }
 
+impl crate::registry::Describe for StaticConfig {
+    const KIND: &'static str = "static";
+    const DESCRIPTION: &'static str = "static placement (first-touch, round-robin, fixed node, program-directed): the papers' baselines";
+}
+
+impl crate::policy::PolicyParams for StaticConfig {
+    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
+        Ok(Box::new(StaticPolicy::new(self.clone(), machine)?))
+    }
+}
+
+inventory::submit!(crate::policy::PolicyEntry::of::<StaticConfig>());
+
 /// The static policy.
 #[derive(Debug)]
 pub struct StaticPolicy {

@@ -1,15 +1,17 @@
-//! Schedulers: which thread runs on which processor, and when that changes.
+//! Schedulers (one file each): which thread runs on which processor, and when that changes.
 //!
 //! A scheduler gives every thread its first processor and may later emit changes
 //! (preempt, resume, move) at times it announces; the engine applies them and tells the
 //! policy. `dedicated` never changes anything; `scripted` replays a list of timed changes
 //! (e.g. "at 5 ms preempt threads 8..15").
 
+pub mod dedicated;
+pub mod scripted;
+
 use crate::error::ConfigError;
-use crate::fields::Fields;
 use crate::machine::Machine;
+use crate::registry::{Component, Describe, Meta, Params};
 use crate::types::{Ns, ProcId, ThreadId};
-use serde::{Deserialize, Serialize};
 
 /// A change of where a thread runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,69 +40,48 @@ pub trait Scheduler {
     fn on_event(&mut self, _now: Ns, _out: &mut Vec<SchedChange>) {}
 }
 
-/// Parameters of `dedicated`.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Fields)]
-#[serde(default, deny_unknown_fields)]
-pub struct DedicatedConfig {
-    /// Processor of thread 0; thread i runs on processor `first_proc + i`. Default 0.
-    #[field(min = 0, max = 65_535)]
-    pub first_proc: u16,
+pub use dedicated::DedicatedConfig;
+pub use scripted::{ScriptAction, ScriptEvent, Scripted, ScriptedConfig};
+
+/// What a scheduler's configuration type declares besides its name and description (in
+/// [`Describe`]): how to build the scheduler. A scheduler registers itself in its own
+/// file with `inventory::submit!(SchedulerEntry::of::<ItsConfig>())`.
+pub trait SchedulerParams: Describe {
+    /// Builds the scheduler.
+    fn build(&self) -> Box<dyn Scheduler>;
 }
 
-/// One timed change of a `scripted` scheduler.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptEvent {
-    /// When (ns).
-    pub at_ns: u64,
-    /// `preempt`, `resume` or `move`.
-    pub action: ScriptAction,
-    /// First and last thread (inclusive) it applies to.
-    pub threads: [u32; 2],
-    /// For `resume` and `move`: the processor of the first thread; the others follow on
-    /// consecutive processors.
-    #[serde(default)]
-    pub proc: Option<u16>,
+/// A scheduler's registry entry.
+pub struct SchedulerEntry {
+    /// Name, description, fields, defaults and parsing.
+    pub meta: Meta,
+    /// The constructor.
+    pub build: fn(&dyn Params) -> Box<dyn Scheduler>,
 }
 
-/// What a script event does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ScriptAction {
-    /// Stop the threads.
-    Preempt,
-    /// Run the threads again.
-    Resume,
-    /// Move running threads.
-    Move,
-}
-
-/// Parameters of `scripted`: dedicated placement at start, then the events in time order.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Fields)]
-#[serde(default, deny_unknown_fields)]
-pub struct ScriptedConfig {
-    /// Processor of thread 0 at start.
-    #[field(min = 0, max = 65_535)]
-    pub first_proc: u16,
-    /// The changes.
-    pub events: Vec<ScriptEvent>,
-}
-
-crate::registry::registry! {
-    /// The registry of schedulers.
-    pub enum SchedulerConfig {
-        /// One thread per processor, never moved.
-        "dedicated" => Dedicated(DedicatedConfig) = "one thread per processor, never preempted or moved",
-        /// Dedicated at start, then scripted preemptions, resumptions and moves.
-        "scripted" => Scripted(ScriptedConfig) = "dedicated, then timed preemptions, resumptions and moves from a list",
+impl SchedulerEntry {
+    /// The entry of configuration type `C`.
+    pub const fn of<C: SchedulerParams>() -> SchedulerEntry {
+        SchedulerEntry {
+            meta: Meta::of::<C>(),
+            build: |p| {
+                let c: &C = p
+                    .as_any()
+                    .downcast_ref()
+                    .expect("an entry builds its own type");
+                c.build()
+            },
+        }
     }
 }
 
-impl Default for SchedulerConfig {
-    fn default() -> Self {
-        SchedulerConfig::Dedicated(DedicatedConfig::default())
-    }
+crate::registry::family! {
+    /// The scheduler family of the registry.
+    Schedulers: SchedulerEntry, SchedulerParams, section "scheduler", default "dedicated"
 }
+
+/// A registered scheduler with its parameters (serialized as a table with `kind`).
+pub type SchedulerConfig = Component<Schedulers>;
 
 impl SchedulerConfig {
     /// Validates the scheduler for `threads` threads on `machine` (what the engine would
@@ -112,104 +93,6 @@ impl SchedulerConfig {
 
     /// Builds the scheduler.
     pub fn build(&self) -> Box<dyn Scheduler> {
-        match self {
-            SchedulerConfig::Dedicated(c) => Box::new(Scripted::new(c.first_proc, Vec::new())),
-            SchedulerConfig::Scripted(c) => Box::new(Scripted::new(c.first_proc, c.events.clone())),
-        }
-    }
-}
-
-/// Dedicated placement followed by timed events (no events: the dedicated scheduler).
-#[derive(Debug)]
-pub struct Scripted {
-    first_proc: u16,
-    events: Vec<ScriptEvent>,
-    next: usize,
-    threads: u32,
-}
-
-impl Scripted {
-    fn new(first_proc: u16, mut events: Vec<ScriptEvent>) -> Scripted {
-        // A stable sort keeps same-time events in the order written.
-        events.sort_by_key(|e| e.at_ns);
-        Scripted {
-            first_proc,
-            events,
-            next: 0,
-            threads: 0,
-        }
-    }
-}
-
-impl Scheduler for Scripted {
-    fn start(
-        &mut self,
-        machine: &Machine,
-        threads: u32,
-    ) -> Result<Vec<Option<ProcId>>, ConfigError> {
-        let procs = machine.procs() as u32;
-        if self.first_proc as u32 + threads > procs {
-            return Err(ConfigError::new(
-                "scheduler",
-                format!(
-                    "{threads} threads from processor {} need {} processors; the machine has {procs}",
-                    self.first_proc,
-                    self.first_proc as u32 + threads
-                ),
-            ));
-        }
-        for (i, e) in self.events.iter().enumerate() {
-            let [lo, hi] = e.threads;
-            if lo > hi || hi >= threads {
-                return Err(ConfigError::new(
-                    format!("scheduler.events[{i}].threads"),
-                    format!("[{lo}, {hi}] is not a range of the {threads} threads"),
-                ));
-            }
-            match (e.action, e.proc) {
-                (ScriptAction::Preempt, _) => {}
-                (_, None) => {
-                    return Err(ConfigError::new(
-                        format!("scheduler.events[{i}].proc"),
-                        "resume and move need a processor",
-                    ))
-                }
-                (_, Some(p)) => {
-                    if p as u32 + (hi - lo) >= procs {
-                        return Err(ConfigError::new(
-                            format!("scheduler.events[{i}].proc"),
-                            format!("processors {p}..{} do not all exist", p as u32 + hi - lo),
-                        ));
-                    }
-                }
-            }
-        }
-        self.threads = threads;
-        Ok((0..threads)
-            .map(|t| Some(ProcId(self.first_proc + t as u16)))
-            .collect())
-    }
-
-    fn next_event(&self) -> Option<Ns> {
-        self.events.get(self.next).map(|e| Ns(e.at_ns))
-    }
-
-    fn on_event(&mut self, now: Ns, out: &mut Vec<SchedChange>) {
-        while let Some(e) = self.events.get(self.next) {
-            if Ns(e.at_ns) > now {
-                break;
-            }
-            let [lo, hi] = e.threads;
-            for (k, t) in (lo..=hi).enumerate() {
-                let tid = ThreadId(t);
-                let proc = e.proc.map(|p| ProcId(p + k as u16));
-                out.push(match (e.action, proc) {
-                    (ScriptAction::Preempt, _) | (_, None) => SchedChange::Preempt(tid),
-                    (ScriptAction::Resume, Some(p)) => SchedChange::Resume(tid, p),
-                    (ScriptAction::Move, Some(p)) => SchedChange::Move(tid, p),
-                });
-            }
-            self.next += 1;
-        }
+        (self.entry().build)(self.params())
     }
 }

@@ -58,6 +58,25 @@ impl Default for BackpropConfig {
     }
 }
 
+impl crate::registry::Describe for BackpropConfig {
+    const KIND: &'static str = "backprop";
+    const DESCRIPTION: &'static str = "recurrent back-propagation, 40-unit encoder, 16 patterns, no synchronisation (PLATINUM 5.3)";
+}
+
+impl crate::workload::WorkloadParams for BackpropConfig {
+    fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
+        Backprop::footprint(self, machine)
+    }
+    fn build(
+        &self,
+        machine: &Machine,
+    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+        Ok(vec![Box::new(Backprop::new(self, machine)?)])
+    }
+}
+
+inventory::submit!(crate::workload::WorkloadEntry::of::<BackpropConfig>());
+
 /// The `backprop` program.
 #[derive(Debug)]
 pub struct Backprop {

@@ -82,6 +82,25 @@ struct ThreadState {
     round: u64,
 }
 
+impl crate::registry::Describe for GaussConfig {
+    const KIND: &'static str = "gauss";
+    const DESCRIPTION: &'static str = "Gaussian elimination without pivoting, 800x800 integers, rows per thread, event counts (PLATINUM 5.1)";
+}
+
+impl crate::workload::WorkloadParams for GaussConfig {
+    fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
+        Gauss::footprint(self, machine)
+    }
+    fn build(
+        &self,
+        machine: &Machine,
+    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+        Ok(vec![Box::new(Gauss::new(self, machine)?)])
+    }
+}
+
+inventory::submit!(crate::workload::WorkloadEntry::of::<GaussConfig>());
+
 /// The `gauss` program.
 #[derive(Debug)]
 pub struct Gauss {

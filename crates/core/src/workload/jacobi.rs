@@ -212,6 +212,25 @@ impl LoopBody for JacobiBody {
     }
 }
 
+impl crate::registry::Describe for JacobiConfig {
+    const KIND: &'static str = "jacobi";
+    const DESCRIPTION: &'static str = "Jacobi 5-point stencil on two NxN grids, a grid of partitions, a barrier per iteration (Holliday 4.3)";
+}
+
+impl crate::workload::WorkloadParams for JacobiConfig {
+    fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
+        Jacobi::footprint(self, machine)
+    }
+    fn build(
+        &self,
+        machine: &Machine,
+    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+        Ok(vec![Box::new(Jacobi::new(self, machine)?)])
+    }
+}
+
+inventory::submit!(crate::workload::WorkloadEntry::of::<JacobiConfig>());
+
 /// The `jacobi` program.
 #[derive(Debug)]
 pub struct Jacobi {

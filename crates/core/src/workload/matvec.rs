@@ -109,6 +109,25 @@ pub(crate) fn block_of(r: u64, n: u64, blocks: u32) -> u32 {
     (((r + 1) * blocks as u64).div_ceil(n) - 1) as u32
 }
 
+impl crate::registry::Describe for MatvecConfig {
+    const KIND: &'static str = "matvec";
+    const DESCRIPTION: &'static str = "dense vector-matrix multiply y = Ax, rows dealt in blocks, repeated references per entry (Holliday 4.2)";
+}
+
+impl crate::workload::WorkloadParams for MatvecConfig {
+    fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
+        Matvec::footprint(self, machine)
+    }
+    fn build(
+        &self,
+        machine: &Machine,
+    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+        Ok(vec![Box::new(Matvec::new(self, machine)?)])
+    }
+}
+
+inventory::submit!(crate::workload::WorkloadEntry::of::<MatvecConfig>());
+
 /// The `matvec` program.
 #[derive(Debug)]
 pub struct Matvec {

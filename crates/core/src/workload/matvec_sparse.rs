@@ -97,6 +97,25 @@ impl Default for MatvecSparseConfig {
     }
 }
 
+impl crate::registry::Describe for MatvecSparseConfig {
+    const KIND: &'static str = "matvec-sparse";
+    const DESCRIPTION: &'static str = "matvec over a real sparse matrix in three-vector storage, processor pairs (Holliday 4.2, 5.2)";
+}
+
+impl crate::workload::WorkloadParams for MatvecSparseConfig {
+    fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
+        MatvecSparse::footprint(self, machine)
+    }
+    fn build(
+        &self,
+        machine: &Machine,
+    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+        Ok(vec![Box::new(MatvecSparse::new(self, machine)?)])
+    }
+}
+
+inventory::submit!(crate::workload::WorkloadEntry::of::<MatvecSparseConfig>());
+
 /// The program.
 #[derive(Debug)]
 pub struct MatvecSparse {

@@ -59,6 +59,25 @@ impl Default for MatvecSyntheticConfig {
     }
 }
 
+impl crate::registry::Describe for MatvecSyntheticConfig {
+    const KIND: &'static str = "matvec-synthetic";
+    const DESCRIPTION: &'static str = "512x512 matvec, processor pairs from opposite ends, half the rows 50% zero, repeated references (Holliday 4.2)";
+}
+
+impl crate::workload::WorkloadParams for MatvecSyntheticConfig {
+    fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
+        MatvecSynthetic::footprint(self, machine)
+    }
+    fn build(
+        &self,
+        machine: &Machine,
+    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+        Ok(vec![Box::new(MatvecSynthetic::new(self, machine)?)])
+    }
+}
+
+inventory::submit!(crate::workload::WorkloadEntry::of::<MatvecSyntheticConfig>());
+
 /// The program.
 #[derive(Debug)]
 pub struct MatvecSynthetic {

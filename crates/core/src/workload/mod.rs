@@ -19,6 +19,7 @@ use crate::error::ConfigError;
 use crate::estimate::Footprint;
 use crate::machine::Machine;
 use crate::memory::Layout;
+use crate::registry::{Component, Describe, Meta, Params};
 use crate::types::{Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
@@ -251,69 +252,66 @@ pub enum Variant {
     Numa,
 }
 
-crate::registry::registry! {
-    /// The registry of workloads: a tagged configuration per workload, with its parameters.
-    pub enum WorkloadConfig {
-        /// Dense vector-matrix multiply, rows dealt in blocks.
-        "matvec" => Matvec(MatvecConfig) = "dense vector-matrix multiply y = Ax, rows dealt in blocks, repeated references per entry (Holliday 4.2)",
-        /// Jacobi relaxation on two grids with a 5-point stencil.
-        "jacobi" => Jacobi(JacobiConfig) = "Jacobi 5-point stencil on two NxN grids, a grid of partitions, a barrier per iteration (Holliday 4.3)",
-        /// Holliday's synthetic vector-matrix multiply: processor pairs, uneven sparsity.
-        "matvec-synthetic" => MatvecSynthetic(MatvecSyntheticConfig) = "512x512 matvec, processor pairs from opposite ends, half the rows 50% zero, repeated references (Holliday 4.2)",
-        /// Holliday's vector-matrix multiply over a real sparse matrix.
-        "matvec-sparse" => MatvecSparse(MatvecSparseConfig) = "matvec over a real sparse matrix in three-vector storage, processor pairs (Holliday 4.2, 5.2)",
-        /// Holliday's unsynchronised surface wave on a torus.
-        "surface-wave" => SurfaceWave(SurfaceWaveConfig) = "2-D surface wave on a 100x100 torus, free-running partitions without barriers (Holliday 4.4)",
-        /// Gaussian elimination without pivoting, event-count synchronised (PLATINUM §5.1).
-        "gauss" => Gauss(GaussConfig) = "Gaussian elimination without pivoting, 800x800 integers, rows per thread, event counts (PLATINUM 5.1)",
-        /// Parallel merge sort, a tree of one-thread merges (PLATINUM §5.2).
-        "msort" => Msort(MsortConfig) = "parallel merge sort: local sorts, then a tree of merges each done by one thread (PLATINUM 5.2)",
-        /// Recurrent back-propagation, unsynchronised fine-grain sharing (PLATINUM §5.3).
-        "backprop" => Backprop(BackpropConfig) = "recurrent back-propagation, 40-unit encoder, 16 patterns, no synchronisation (PLATINUM 5.3)",
+/// What a workload's configuration type declares besides its name and description (in
+/// [`Describe`]): its size and how to build it. A workload registers itself in its own
+/// file with `inventory::submit!(WorkloadEntry::of::<ItsConfig>())`.
+pub trait WorkloadParams: Describe {
+    /// Validates the parameters and sizes the programs without allocating them.
+    fn footprint(&self, machine: &Machine) -> Result<Footprint, ConfigError>;
+    /// Builds the programs for `machine`.
+    fn build(&self, machine: &Machine) -> Result<Vec<Box<dyn Program>>, ConfigError>;
+}
+
+type FootprintFn = fn(&dyn Params, &Machine) -> Result<Footprint, ConfigError>;
+type BuildFn = fn(&dyn Params, &Machine) -> Result<Vec<Box<dyn Program>>, ConfigError>;
+
+/// A workload's registry entry.
+pub struct WorkloadEntry {
+    /// Name, description, fields, defaults and parsing.
+    pub meta: Meta,
+    /// The sizing.
+    pub footprint: FootprintFn,
+    /// The constructor.
+    pub build: BuildFn,
+}
+
+fn params_of<C: WorkloadParams>(p: &dyn Params) -> &C {
+    p.as_any()
+        .downcast_ref()
+        .expect("an entry reads its own type")
+}
+
+impl WorkloadEntry {
+    /// The entry of configuration type `C`.
+    pub const fn of<C: WorkloadParams>() -> WorkloadEntry {
+        WorkloadEntry {
+            meta: Meta::of::<C>(),
+            footprint: |p, m| params_of::<C>(p).footprint(m),
+            build: |p, m| params_of::<C>(p).build(m),
+        }
     }
 }
 
-impl Default for WorkloadConfig {
-    fn default() -> Self {
-        WorkloadConfig::Jacobi(JacobiConfig::default())
-    }
+crate::registry::family! {
+    /// The workload family of the registry.
+    Workloads: WorkloadEntry, WorkloadParams, section "workload", default "jacobi"
 }
+
+/// A registered workload with its parameters (serialized as a table with `kind`).
+pub type WorkloadConfig = Component<Workloads>;
 
 impl WorkloadConfig {
-    /// Validates the parameters and sizes the programs without allocating them.
+    /// Validates the parameters (declared ranges first, so no registered workload can
+    /// skip them) and sizes the programs without allocating them.
     pub fn footprint(&self, machine: &Machine) -> Result<Footprint, ConfigError> {
-        match self {
-            WorkloadConfig::Matvec(c) => matvec::Matvec::footprint(c, machine),
-            WorkloadConfig::Jacobi(c) => jacobi::Jacobi::footprint(c, machine),
-            WorkloadConfig::MatvecSynthetic(c) => {
-                matvec_synthetic::MatvecSynthetic::footprint(c, machine)
-            }
-            WorkloadConfig::MatvecSparse(c) => matvec_sparse::MatvecSparse::footprint(c, machine),
-            WorkloadConfig::SurfaceWave(c) => surface_wave::SurfaceWave::footprint(c, machine),
-            WorkloadConfig::Gauss(c) => gauss::Gauss::footprint(c, machine),
-            WorkloadConfig::Msort(c) => msort::Msort::footprint(c, machine),
-            WorkloadConfig::Backprop(c) => backprop::Backprop::footprint(c, machine),
-        }
+        self.check_ranges("workload")?;
+        (self.entry().footprint)(self.params(), machine)
     }
 
-    /// Builds the programs for `machine`.
+    /// Builds the programs for `machine`, declared ranges checked first.
     pub fn build(&self, machine: &Machine) -> Result<Vec<Box<dyn Program>>, ConfigError> {
-        match self {
-            WorkloadConfig::Matvec(c) => Ok(vec![Box::new(matvec::Matvec::new(c, machine)?)]),
-            WorkloadConfig::Jacobi(c) => Ok(vec![Box::new(jacobi::Jacobi::new(c, machine)?)]),
-            WorkloadConfig::MatvecSynthetic(c) => Ok(vec![Box::new(
-                matvec_synthetic::MatvecSynthetic::new(c, machine)?,
-            )]),
-            WorkloadConfig::MatvecSparse(c) => Ok(vec![Box::new(
-                matvec_sparse::MatvecSparse::new(c, machine)?,
-            )]),
-            WorkloadConfig::SurfaceWave(c) => {
-                Ok(vec![Box::new(surface_wave::SurfaceWave::new(c, machine)?)])
-            }
-            WorkloadConfig::Gauss(c) => Ok(vec![Box::new(gauss::Gauss::new(c, machine)?)]),
-            WorkloadConfig::Msort(c) => Ok(vec![Box::new(msort::Msort::new(c, machine)?)]),
-            WorkloadConfig::Backprop(c) => Ok(vec![Box::new(backprop::Backprop::new(c, machine)?)]),
-        }
+        self.check_ranges("workload")?;
+        (self.entry().build)(self.params(), machine)
     }
 }
 

@@ -49,6 +49,25 @@ impl Default for MsortConfig {
     }
 }
 
+impl crate::registry::Describe for MsortConfig {
+    const KIND: &'static str = "msort";
+    const DESCRIPTION: &'static str = "parallel merge sort: local sorts, then a tree of merges each done by one thread (PLATINUM 5.2)";
+}
+
+impl crate::workload::WorkloadParams for MsortConfig {
+    fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
+        Msort::footprint(self, machine)
+    }
+    fn build(
+        &self,
+        machine: &Machine,
+    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+        Ok(vec![Box::new(Msort::new(self, machine)?)])
+    }
+}
+
+inventory::submit!(crate::workload::WorkloadEntry::of::<MsortConfig>());
+
 /// The `msort` program.
 #[derive(Debug)]
 pub struct Msort {

@@ -70,6 +70,25 @@ impl Default for SurfaceWaveConfig {
     }
 }
 
+impl crate::registry::Describe for SurfaceWaveConfig {
+    const KIND: &'static str = "surface-wave";
+    const DESCRIPTION: &'static str = "2-D surface wave on a 100x100 torus, free-running partitions without barriers (Holliday 4.4)";
+}
+
+impl crate::workload::WorkloadParams for SurfaceWaveConfig {
+    fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
+        SurfaceWave::footprint(self, machine)
+    }
+    fn build(
+        &self,
+        machine: &Machine,
+    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+        Ok(vec![Box::new(SurfaceWave::new(self, machine)?)])
+    }
+}
+
+inventory::submit!(crate::workload::WorkloadEntry::of::<SurfaceWaveConfig>());
+
 /// The program.
 #[derive(Debug)]
 pub struct SurfaceWave {

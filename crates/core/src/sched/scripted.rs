@@ -1,0 +1,157 @@
+//! `scripted`: dedicated placement at start, then timed preemptions, resumptions and
+//! moves from a list (e.g. "at 5 ms preempt threads 8..15").
+
+use super::{SchedChange, Scheduler, SchedulerParams};
+use crate::error::ConfigError;
+use crate::fields::Fields;
+use crate::machine::Machine;
+use crate::types::{Ns, ProcId, ThreadId};
+use serde::{Deserialize, Serialize};
+
+/// One timed change of a `scripted` scheduler.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptEvent {
+    /// When (ns).
+    pub at_ns: u64,
+    /// `preempt`, `resume` or `move`.
+    pub action: ScriptAction,
+    /// First and last thread (inclusive) it applies to.
+    pub threads: [u32; 2],
+    /// For `resume` and `move`: the processor of the first thread; the others follow on
+    /// consecutive processors.
+    #[serde(default)]
+    pub proc: Option<u16>,
+}
+
+/// What a script event does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScriptAction {
+    /// Stop the threads.
+    Preempt,
+    /// Run the threads again.
+    Resume,
+    /// Move running threads.
+    Move,
+}
+
+/// Parameters of `scripted`: dedicated placement at start, then the events in time order.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Fields)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScriptedConfig {
+    /// Processor of thread 0 at start.
+    #[field(min = 0, max = 65_535)]
+    pub first_proc: u16,
+    /// The changes.
+    pub events: Vec<ScriptEvent>,
+}
+
+impl crate::registry::Describe for ScriptedConfig {
+    const KIND: &'static str = "scripted";
+    const DESCRIPTION: &'static str =
+        "dedicated, then timed preemptions, resumptions and moves from a list";
+}
+
+impl SchedulerParams for ScriptedConfig {
+    fn build(&self) -> Box<dyn Scheduler> {
+        Box::new(Scripted::new(self.first_proc, self.events.clone()))
+    }
+}
+
+inventory::submit!(super::SchedulerEntry::of::<ScriptedConfig>());
+
+/// Dedicated placement followed by timed events (no events: the dedicated scheduler).
+#[derive(Debug)]
+pub struct Scripted {
+    first_proc: u16,
+    events: Vec<ScriptEvent>,
+    next: usize,
+    threads: u32,
+}
+
+impl Scripted {
+    pub(crate) fn new(first_proc: u16, mut events: Vec<ScriptEvent>) -> Scripted {
+        // A stable sort keeps same-time events in the order written.
+        events.sort_by_key(|e| e.at_ns);
+        Scripted {
+            first_proc,
+            events,
+            next: 0,
+            threads: 0,
+        }
+    }
+}
+
+impl Scheduler for Scripted {
+    fn start(
+        &mut self,
+        machine: &Machine,
+        threads: u32,
+    ) -> Result<Vec<Option<ProcId>>, ConfigError> {
+        let procs = machine.procs() as u32;
+        if self.first_proc as u32 + threads > procs {
+            return Err(ConfigError::new(
+                "scheduler",
+                format!(
+                    "{threads} threads from processor {} need {} processors; the machine has {procs}",
+                    self.first_proc,
+                    self.first_proc as u32 + threads
+                ),
+            ));
+        }
+        for (i, e) in self.events.iter().enumerate() {
+            let [lo, hi] = e.threads;
+            if lo > hi || hi >= threads {
+                return Err(ConfigError::new(
+                    format!("scheduler.events[{i}].threads"),
+                    format!("[{lo}, {hi}] is not a range of the {threads} threads"),
+                ));
+            }
+            match (e.action, e.proc) {
+                (ScriptAction::Preempt, _) => {}
+                (_, None) => {
+                    return Err(ConfigError::new(
+                        format!("scheduler.events[{i}].proc"),
+                        "resume and move need a processor",
+                    ))
+                }
+                (_, Some(p)) => {
+                    if p as u32 + (hi - lo) >= procs {
+                        return Err(ConfigError::new(
+                            format!("scheduler.events[{i}].proc"),
+                            format!("processors {p}..{} do not all exist", p as u32 + hi - lo),
+                        ));
+                    }
+                }
+            }
+        }
+        self.threads = threads;
+        Ok((0..threads)
+            .map(|t| Some(ProcId(self.first_proc + t as u16)))
+            .collect())
+    }
+
+    fn next_event(&self) -> Option<Ns> {
+        self.events.get(self.next).map(|e| Ns(e.at_ns))
+    }
+
+    fn on_event(&mut self, now: Ns, out: &mut Vec<SchedChange>) {
+        while let Some(e) = self.events.get(self.next) {
+            if Ns(e.at_ns) > now {
+                break;
+            }
+            let [lo, hi] = e.threads;
+            for (k, t) in (lo..=hi).enumerate() {
+                let tid = ThreadId(t);
+                let proc = e.proc.map(|p| ProcId(p + k as u16));
+                out.push(match (e.action, proc) {
+                    (ScriptAction::Preempt, _) | (_, None) => SchedChange::Preempt(tid),
+                    (ScriptAction::Resume, Some(p)) => SchedChange::Resume(tid, p),
+                    (ScriptAction::Move, Some(p)) => SchedChange::Move(tid, p),
+                });
+            }
+            self.next += 1;
+        }
+    }
+}
