@@ -190,6 +190,11 @@ impl RunConfig {
                 &size,
                 pages.saturating_mul(24),
             ),
+            part(
+                "policy's own per-page state",
+                &size,
+                pages.saturating_mul(policy.state_bytes_per_page()),
+            ),
             part("workload tables", &size, fp.bytes),
             part(
                 "threads and their generated operations",

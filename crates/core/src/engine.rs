@@ -1041,9 +1041,9 @@ impl Engine {
             let p = self.mem.page(Vpn(r.vpn));
             r.home = p.home.0;
             r.copies = p.copies.len();
-            r.frozen_at_end = p.frozen;
-            if p.frozen {
-                r.frozen_ns += (end - p.frozen_at).0;
+            if let Some(since) = r.frozen_since.take() {
+                r.frozen_at_end = true;
+                r.frozen_ns += end.0.saturating_sub(since);
             }
         }
         self.stats.threads = self.threads.into_iter().map(|t| t.stats).collect();

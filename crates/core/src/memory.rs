@@ -1,5 +1,6 @@
 //! The shared virtual address space: arrays laid out on pages, and the state of every page
-//! (its physical copies, per-node mappings, frozen state and modification history).
+//! (its physical copies, per-node mappings, and modification history; a policy's own per-page
+//! state, such as PLATINUM's frozen pages, lives in the policy).
 
 use crate::error::ConfigError;
 use crate::types::{NodeId, NodeSet, Ns, Vpn};
@@ -193,14 +194,6 @@ pub struct PageState {
     pub writers: NodeSet,
     /// Written since it was last replicated or placed (PLATINUM's "modified" state).
     pub dirty: bool,
-    /// Frozen: kept in one place, others map it remotely.
-    pub frozen: bool,
-    /// When it was last frozen.
-    pub frozen_at: Ns,
-    /// Time of the last invalidation by the coherency protocol.
-    pub last_invalidation: Option<Ns>,
-    /// Time of the last migration.
-    pub last_migration: Option<Ns>,
     /// Aged modification history: bit 31 is the most recent interval (see
     /// [`Memory::age_modifications`]).
     pub mod_history: u32,

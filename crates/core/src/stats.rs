@@ -148,6 +148,9 @@ pub struct PageReport {
     pub frozen_ns: u64,
     /// Frozen at the end of the run.
     pub frozen_at_end: bool,
+    /// When the page froze, while it is frozen: the bookkeeping behind `frozen_ns`.
+    #[serde(skip)]
+    pub frozen_since: Option<u64>,
     /// Home node at the end of the run.
     pub home: u16,
     /// Number of copies at the end of the run.

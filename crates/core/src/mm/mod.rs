@@ -173,14 +173,18 @@ pub trait Mm {
     /// mapped writable. If `n` holds a copy, the others are invalidated (a coherency
     /// fault). Otherwise the page comes to `n`: a replicated page by a block copy and a
     /// coherency fault, a single copy by a migration whose other mappings are invalidated
-    /// rather than redirected, the invalidation recorded as the protocol's. Refused when `n`
-    /// has no free frame; the caller then maps the (single) remote copy.
-    fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError>;
+    /// rather than redirected. `Ok(true)` when other nodes' copies or mappings were
+    /// invalidated (the protocol's invalidation, which PLATINUM's freeze window counts
+    /// from). Refused when `n` has no free frame; the caller then maps the (single)
+    /// remote copy.
+    fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<bool, ActionError>;
 
-    /// Freezes `vpn`: the policy keeps it in place and maps it remotely.
+    /// Reports that the policy froze `vpn` (keeps it in place, mapped remotely). The
+    /// frozen state is the policy's; the mechanism only counts freezes and frozen time.
+    /// A policy reports each freeze once, and a thaw only of a frozen page.
     fn freeze(&mut self, vpn: Vpn);
 
-    /// Thaws (defrosts) `vpn`.
+    /// Reports that the policy thawed (defrosted) `vpn`.
     fn thaw(&mut self, vpn: Vpn);
 
     /// Locks node `n`'s page-table-entry copy of `vpn` for `hold` from the current cost

@@ -235,7 +235,7 @@ impl Mm for Recording {
             s.coherent_read_miss(vpn, n)
         })
     }
-    fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+    fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<bool, ActionError> {
         self.act(Action::CoherentWriteMiss(vpn, n), |s| {
             s.coherent_write_miss(vpn, n)
         })

@@ -222,11 +222,9 @@ impl Mm for SimMm<'_> {
             );
         }
         self.charge_shootdowns(mapped);
-        let now = self.now;
         let p = self.mem.page_mut(vpn);
         p.copies = NodeSet::single(to);
         p.home = to;
-        p.last_migration = Some(now);
         self.stats.events.migrations += 1;
         if let Some(r) = self.stats.page(vpn) {
             r.migrations += 1;
@@ -285,11 +283,9 @@ impl Mm for SimMm<'_> {
             .coherency_fault_fixed_ns
             .saturating_add(c.coherency_per_copy_ns.saturating_mul(dropped.len() as u64)));
         self.charge_shootdowns(stale);
-        let now = self.now;
         let p = self.mem.page_mut(vpn);
         p.copies = NodeSet::single(keep);
         p.home = keep;
-        p.last_invalidation = Some(now);
         self.stats.events.coherency_faults += 1;
         if let Some(r) = self.stats.page(vpn) {
             r.coherency_faults += 1;
@@ -301,13 +297,15 @@ impl Mm for SimMm<'_> {
         self.map_to(vpn, n, n, Access::Read)
     }
 
-    fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
+    fn coherent_write_miss(&mut self, vpn: Vpn, n: NodeId) -> Result<bool, ActionError> {
         let page = self.mem.page(vpn);
         if page.copies.is_empty() {
             return Err(ActionError::NotPlaced);
         }
+        let invalidated;
         if page.copies.contains(n) {
-            if page.copies.len() > 1 {
+            invalidated = page.copies.len() > 1;
+            if invalidated {
                 self.coherency_fault(vpn, n);
             }
         } else if page.copies.len() > 1 {
@@ -317,6 +315,7 @@ impl Mm for SimMm<'_> {
             }
             self.replicate(vpn, n)?;
             self.coherency_fault(vpn, n);
+            invalidated = true;
         } else {
             if self.mem.free_frames(n) == 0 {
                 self.stats.events.refused += 1;
@@ -324,38 +323,29 @@ impl Mm for SimMm<'_> {
             }
             let mut others = self.mem.page(vpn).mapped;
             others.remove(n);
-            let invalidated = !others.is_empty();
+            invalidated = !others.is_empty();
             self.invalidate_mappings(vpn, others);
             self.migrate(vpn, n)?;
-            if invalidated {
-                self.mem.page_mut(vpn).last_invalidation = Some(self.now);
-            }
         }
-        self.map_to(vpn, n, n, Access::Write)
+        self.map_to(vpn, n, n, Access::Write)?;
+        Ok(invalidated)
     }
 
     fn freeze(&mut self, vpn: Vpn) {
         let now = self.now;
-        let p = self.mem.page_mut(vpn);
-        if !p.frozen {
-            p.frozen = true;
-            p.frozen_at = now;
-            self.stats.events.freezes += 1;
-            if let Some(r) = self.stats.page(vpn) {
-                r.freezes += 1;
-            }
+        self.stats.events.freezes += 1;
+        if let Some(r) = self.stats.page(vpn) {
+            r.freezes += 1;
+            r.frozen_since = Some(now.0);
         }
     }
 
     fn thaw(&mut self, vpn: Vpn) {
         let now = self.now;
-        let p = self.mem.page_mut(vpn);
-        if p.frozen {
-            p.frozen = false;
-            let since = p.frozen_at;
-            self.stats.events.defrosts += 1;
-            if let Some(r) = self.stats.page(vpn) {
-                r.frozen_ns += (now - since).0;
+        self.stats.events.defrosts += 1;
+        if let Some(r) = self.stats.page(vpn) {
+            if let Some(since) = r.frozen_since.take() {
+                r.frozen_ns += now.0.saturating_sub(since);
             }
         }
     }

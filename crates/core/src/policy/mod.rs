@@ -104,7 +104,14 @@ pub trait Policy {
         false
     }
 
-    /// Called once before time 0, after initial placement.
+    /// Bytes of per-page state the policy allocates in `init` (for the run's memory
+    /// estimate, which is checked before anything is allocated).
+    fn state_bytes_per_page(&self) -> u64 {
+        0
+    }
+
+    /// Called once before time 0, after initial placement; a policy sizes its per-page
+    /// state here (`ctx.npages()`).
     fn init(&mut self, _ctx: &mut dyn Mm) {}
 
     /// Initial placement of page `vpn` at time 0 (no cost is charged: the papers exclude

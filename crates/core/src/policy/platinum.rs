@@ -73,6 +73,18 @@ inventory::submit!(crate::policy::PolicyEntry::of::<PlatinumConfig>());
 #[derive(Debug)]
 pub struct PlatinumPolicy {
     config: PlatinumConfig,
+    /// Per page, indexed by page number; sized in `init`.
+    pages: Vec<PageMeta>,
+}
+
+/// What PLATINUM remembers of a page (the mechanism knows nothing of freezing).
+#[derive(Clone, Copy, Debug, Default)]
+struct PageMeta {
+    /// When the page froze, while it is frozen.
+    frozen_since: Option<Ns>,
+    /// When the coherency protocol last invalidated other nodes' copies or mappings
+    /// (the defrost daemon's invalidations do not count).
+    last_invalidation: Option<Ns>,
 }
 
 /// Shortest defrost period accepted (ns).
@@ -103,27 +115,51 @@ impl PlatinumPolicy {
                 ),
             ));
         }
-        Ok(PlatinumPolicy { config })
+        Ok(PlatinumPolicy {
+            config,
+            pages: Vec::new(),
+        })
+    }
+
+    /// Since when `vpn` is frozen, if it is.
+    pub fn frozen_since(&self, vpn: Vpn) -> Option<Ns> {
+        self.pages[vpn.idx()].frozen_since
+    }
+
+    /// When the coherency protocol last invalidated other copies or mappings of `vpn`.
+    pub fn last_invalidation(&self, vpn: Vpn) -> Option<Ns> {
+        self.pages[vpn.idx()].last_invalidation
     }
 
     /// Whether `vpn` was invalidated by the coherency protocol less than `t1` before now.
     fn recently_invalidated(&self, ctx: &dyn Mm, vpn: Vpn) -> bool {
-        match ctx.page(vpn).last_invalidation {
+        match self.last_invalidation(vpn) {
             Some(at) => (ctx.now() - at).0 < self.config.t1_ns,
             None => false,
         }
     }
 
+    fn freeze(&mut self, ctx: &mut dyn Mm, vpn: Vpn) {
+        self.pages[vpn.idx()].frozen_since = Some(ctx.now());
+        ctx.freeze(vpn);
+    }
+
+    fn thaw(&mut self, ctx: &mut dyn Mm, vpn: Vpn) {
+        self.pages[vpn.idx()].frozen_since = None;
+        ctx.thaw(vpn);
+    }
+
     /// Maps the single copy of a frozen page on `node` with the rights the access needs.
     /// A frozen page has one copy (invalidation leaves one, and nothing replicates it
     /// while frozen); should it have several, a write first invalidates the others.
-    fn map_frozen(&self, ctx: &mut dyn Mm, f: Fault) {
+    fn map_frozen(&mut self, ctx: &mut dyn Mm, f: Fault) {
         let access = if f.write { Access::Write } else { Access::Read };
         if f.write && ctx.page(f.vpn).copies.len() > 1 {
             let keep = ctx
                 .nearest_copy(f.vpn, f.node)
                 .unwrap_or(ctx.page(f.vpn).home);
             ctx.coherency_fault(f.vpn, keep);
+            self.pages[f.vpn.idx()].last_invalidation = Some(ctx.now());
         }
         ctx.map_nearest(f.vpn, f.node, access);
     }
@@ -134,27 +170,39 @@ impl Policy for PlatinumPolicy {
         "platinum"
     }
 
+    fn state_bytes_per_page(&self) -> u64 {
+        std::mem::size_of::<PageMeta>() as u64
+    }
+
+    fn init(&mut self, ctx: &mut dyn Mm) {
+        self.pages = vec![PageMeta::default(); ctx.npages()];
+    }
+
     fn on_fault(&mut self, ctx: &mut dyn Mm, f: Fault) {
         if ctx.page(f.vpn).copies.is_empty() {
             // First touch: the page's first physical copy is on the toucher's node.
             ctx.place_near(f.vpn, f.node);
         }
-        if ctx.page(f.vpn).frozen {
-            let expired = (ctx.now() - ctx.page(f.vpn).frozen_at).0 >= self.config.t1_ns;
+        if let Some(since) = self.frozen_since(f.vpn) {
+            let expired = (ctx.now() - since).0 >= self.config.t1_ns;
             if self.config.thaw_on_access && expired {
-                ctx.thaw(f.vpn);
+                self.thaw(ctx, f.vpn);
             } else {
                 self.map_frozen(ctx, f);
                 return;
             }
         }
         if self.recently_invalidated(ctx, f.vpn) {
-            ctx.freeze(f.vpn);
+            self.freeze(ctx, f.vpn);
             self.map_frozen(ctx, f);
             return;
         }
         let done = if f.write {
-            ctx.coherent_write_miss(f.vpn, f.node)
+            ctx.coherent_write_miss(f.vpn, f.node).map(|invalidated| {
+                if invalidated {
+                    self.pages[f.vpn.idx()].last_invalidation = Some(ctx.now());
+                }
+            })
         } else if ctx.page(f.vpn).copies.contains(f.node) {
             ctx.map_to(f.vpn, f.node, f.node, Access::Read)
         } else {
@@ -181,13 +229,13 @@ impl Policy for PlatinumPolicy {
         ctx.count_daemon_pass();
         for v in 0..ctx.npages() as u32 {
             let vpn = Vpn(v);
-            if ctx.page(vpn).frozen {
+            if self.frozen_since(vpn).is_some() {
                 // Invalidating every mapping makes the next access fault, so the page
                 // may be replicated or migrated again (a daemon's invalidation is not
                 // the coherency protocol's, so it does not count towards t1).
                 let mapped = ctx.page(vpn).mapped;
                 ctx.invalidate_mappings(vpn, mapped);
-                ctx.thaw(vpn);
+                self.thaw(ctx, vpn);
             }
         }
         DaemonNext::After(Ns(self.config.t2_ns))
@@ -228,7 +276,9 @@ mod tests {
         })
         .unwrap();
         let rec = Recording::new(machine, npages, HistoryMode::None);
-        let policy = PlatinumPolicy::new(config, rec.machine()).unwrap();
+        let mut rec = rec;
+        let mut policy = PlatinumPolicy::new(config, rec.machine()).unwrap();
+        policy.init(&mut rec);
         (policy, rec)
     }
 
@@ -252,25 +302,26 @@ mod tests {
         }
     }
 
-    /// Page 0 replicated on nodes 0 and 1, then written by node 0 at `at` (the coherency
-    /// protocol invalidates node 1's copy): one copy on node 0, mapped writable there.
-    fn invalidated_at(rec: &mut Recording, at: u64) {
-        let (v, n0, n1) = (Vpn(0), NodeId(0), NodeId(1));
+    /// Page 0 first touched by node 0, replicated by a read on node 1, then written by
+    /// node 0 at `at` (the coherency protocol invalidates node 1's copy): one copy on
+    /// node 0, mapped writable there. All through the policy, which records the
+    /// invalidation.
+    fn invalidated_at(policy: &mut PlatinumPolicy, rec: &mut Recording, at: u64) {
         rec.now = Ns(at);
-        rec.place(v, n0).unwrap();
-        rec.map_to(v, n0, n0, Access::Read).unwrap();
-        rec.replicate(v, n1).unwrap();
-        rec.map_to(v, n1, n1, Access::Read).unwrap();
-        rec.coherency_fault(v, n0);
-        rec.map_to(v, n0, n0, Access::Write).unwrap();
+        fault(policy, rec, 0, 0, false);
+        fault(policy, rec, 1, 0, false);
+        fault(policy, rec, 0, 0, true);
+        assert_eq!(rec.page(Vpn(0)).copies, NodeSet::single(NodeId(0)));
         rec.clear();
     }
 
-    /// Page 0 invalidated at 1 us and frozen at 2 us (within t1), its copy on node 0.
-    fn frozen(rec: &mut Recording) {
-        invalidated_at(rec, 1_000);
+    /// Page 0 invalidated at 1 us and frozen by node 1's read fault at 2 us (within t1),
+    /// its copy on node 0.
+    fn frozen(policy: &mut PlatinumPolicy, rec: &mut Recording) {
+        invalidated_at(policy, rec, 1_000);
         rec.now = Ns(2_000);
-        rec.freeze(Vpn(0));
+        fault(policy, rec, 1, 0, false);
+        assert_eq!(policy.frozen_since(Vpn(0)), Some(Ns(2_000)));
         rec.clear();
     }
 
@@ -326,7 +377,7 @@ mod tests {
         );
         assert_eq!(rec.page(Vpn(0)).copies, NodeSet::single(NodeId(0)));
         assert_eq!(rec.mapping(Vpn(0), NodeId(1)), mapped(0, Access::Read));
-        assert!(!rec.page(Vpn(0)).frozen, "refused, not frozen");
+        assert!(policy.frozen_since(Vpn(0)).is_none(), "refused, not frozen");
     }
 
     #[test]
@@ -344,7 +395,7 @@ mod tests {
         assert_eq!(rec.page(v).copies, NodeSet::single(n1));
         assert_eq!(rec.mapping(v, n0).access, Access::None);
         assert_eq!(rec.mapping(v, n1), mapped(1, Access::Write));
-        assert_eq!(rec.page(v).last_invalidation, Some(Ns(5_000)));
+        assert_eq!(policy.last_invalidation(v), Some(Ns(5_000)));
     }
 
     #[test]
@@ -365,7 +416,7 @@ mod tests {
     #[test]
     fn a_fault_less_than_t1_after_an_invalidation_freezes_the_page_and_maps_it_remotely() {
         let (mut policy, mut rec) = setup(2, 8, 1, config());
-        invalidated_at(&mut rec, 1_000);
+        invalidated_at(&mut policy, &mut rec, 1_000);
         rec.now = Ns(1_000 + T1 - 1);
         fault(&mut policy, &mut rec, 1, 0, false);
         assert_eq!(
@@ -376,8 +427,7 @@ mod tests {
             ]
         );
         let page = rec.page(Vpn(0));
-        assert!(page.frozen);
-        assert_eq!(page.frozen_at, Ns(1_000 + T1 - 1));
+        assert_eq!(policy.frozen_since(Vpn(0)), Some(Ns(1_000 + T1 - 1)));
         assert_eq!(page.copies, NodeSet::single(NodeId(0)));
         assert_eq!(rec.mapping(Vpn(0), NodeId(1)).target, NodeId(0));
     }
@@ -385,17 +435,17 @@ mod tests {
     #[test]
     fn a_fault_t1_after_an_invalidation_replicates_again() {
         let (mut policy, mut rec) = setup(2, 8, 1, config());
-        invalidated_at(&mut rec, 1_000);
+        invalidated_at(&mut policy, &mut rec, 1_000);
         rec.now = Ns(1_000 + T1);
         fault(&mut policy, &mut rec, 1, 0, false);
         assert_eq!(rec.actions(), [Action::CoherentReadMiss(Vpn(0), NodeId(1))]);
-        assert!(!rec.page(Vpn(0)).frozen);
+        assert!(policy.frozen_since(Vpn(0)).is_none());
     }
 
     #[test]
     fn a_write_fault_on_a_frozen_page_maps_its_copy_writable_where_it_is() {
         let (mut policy, mut rec) = setup(2, 8, 1, config());
-        frozen(&mut rec);
+        frozen(&mut policy, &mut rec);
         rec.now = Ns(3_000);
         fault(&mut policy, &mut rec, 1, 0, true);
         assert_eq!(
@@ -409,14 +459,14 @@ mod tests {
     #[test]
     fn a_frozen_page_stays_frozen_after_t1_until_the_defrost_daemon_thaws_it() {
         let (mut policy, mut rec) = setup(2, 8, 1, config());
-        frozen(&mut rec);
+        frozen(&mut policy, &mut rec);
         rec.now = Ns(2_000 + 10 * T1);
         fault(&mut policy, &mut rec, 1, 0, false);
         assert_eq!(
             rec.actions(),
             [Action::MapNearest(Vpn(0), NodeId(1), Access::Read)]
         );
-        assert!(rec.page(Vpn(0)).frozen);
+        assert!(policy.frozen_since(Vpn(0)).is_some());
         assert_eq!(rec.page(Vpn(0)).copies, NodeSet::single(NodeId(0)));
     }
 
@@ -427,7 +477,7 @@ mod tests {
             ..config()
         };
         let (mut policy, mut rec) = setup(2, 8, 1, thaw);
-        frozen(&mut rec);
+        frozen(&mut policy, &mut rec);
         rec.now = Ns(2_000 + T1);
         fault(&mut policy, &mut rec, 1, 0, false);
         assert_eq!(
@@ -437,7 +487,7 @@ mod tests {
                 Action::CoherentReadMiss(Vpn(0), NodeId(1)),
             ]
         );
-        assert!(!rec.page(Vpn(0)).frozen);
+        assert!(policy.frozen_since(Vpn(0)).is_none());
         assert_eq!(rec.page(Vpn(0)).copies.len(), 2);
     }
 
@@ -449,20 +499,20 @@ mod tests {
             ..config()
         };
         let (mut policy, mut rec) = setup(2, 8, 1, thaw);
-        frozen(&mut rec);
+        frozen(&mut policy, &mut rec);
         rec.now = Ns(2_000 + T1 - 1);
         fault(&mut policy, &mut rec, 1, 0, false);
         assert_eq!(
             rec.actions(),
             [Action::MapNearest(Vpn(0), NodeId(1), Access::Read)]
         );
-        assert!(rec.page(Vpn(0)).frozen);
+        assert!(policy.frozen_since(Vpn(0)).is_some());
     }
 
     #[test]
     fn the_defrost_daemon_invalidates_every_mapping_of_a_frozen_page_and_thaws_it() {
         let (mut policy, mut rec) = setup(3, 8, 2, config());
-        frozen(&mut rec);
+        frozen(&mut policy, &mut rec);
         let (v, other) = (Vpn(0), Vpn(1));
         rec.map_to(v, NodeId(1), NodeId(0), Access::Read).unwrap();
         rec.map_to(v, NodeId(2), NodeId(0), Access::Read).unwrap();
@@ -485,10 +535,10 @@ mod tests {
             ]
         );
         assert_eq!(next, DaemonNext::After(Ns(T2)));
-        assert!(!rec.page(v).frozen);
+        assert!(policy.frozen_since(v).is_none());
         assert!(rec.page(v).mapped.is_empty());
         assert_eq!(
-            rec.page(v).last_invalidation,
+            policy.last_invalidation(v),
             Some(Ns(1_000)),
             "the daemon's invalidation does not count towards t1"
         );
@@ -528,7 +578,7 @@ mod tests {
     #[ignore = "a read fault on a frozen page maps it read-only (PLATINUM grants full rights)"]
     fn a_read_fault_on_a_frozen_page_maps_it_with_full_access_rights() {
         let (mut policy, mut rec) = setup(2, 8, 1, config());
-        frozen(&mut rec);
+        frozen(&mut policy, &mut rec);
         rec.now = Ns(3_000);
         fault(&mut policy, &mut rec, 1, 0, false);
         assert_eq!(rec.mapping(Vpn(0), NodeId(1)), mapped(0, Access::Write));
