@@ -11,10 +11,12 @@
 
 mod recording;
 mod sim;
+mod system;
 
 pub use recording::{Action, Recording};
 pub(crate) use sim::nearest_with_frame;
 pub use sim::SimMm;
+pub use system::MemSystem;
 
 use crate::history::RefHistory;
 use crate::machine::Machine;

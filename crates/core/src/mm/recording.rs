@@ -3,13 +3,12 @@
 //! every action the policy took. Policies' unit tests build one, set the scene (pages
 //! placed, history counted, the clock), call one hook and assert on [`Recording::actions`].
 
-use super::{ActionError, Mm, PteHold, SimMm};
+use super::{ActionError, MemSystem, Mm, PteHold, SimMm};
 use crate::history::{HistoryMode, RefHistory};
 use crate::machine::Machine;
-use crate::memory::{Access, Mapping, Memory, PageState};
+use crate::memory::{Access, Mapping, PageState};
 use crate::stats::Stats;
 use crate::types::{NodeId, NodeSet, Ns, Vpn};
-use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
 /// One action a policy took through [`Mm`], in the order taken.
@@ -59,13 +58,8 @@ pub enum Action {
 
 /// The recording double: owns what the engine would own for a hook.
 pub struct Recording {
-    machine: Machine,
-    mem: Memory,
-    hist: RefHistory,
+    sys: MemSystem,
     stats: Stats,
-    modules: Vec<Ns>,
-    thread_nodes: Vec<Option<NodeId>>,
-    rng: Pcg64,
     /// The clock a hook starts at.
     pub now: Ns,
     /// The node running the hook.
@@ -78,19 +72,16 @@ impl Recording {
     /// `npages` unplaced pages on `machine`, with history `mode`, one thread per node (on
     /// that node), the clock at 0 and node 0 acting.
     pub fn new(machine: Machine, npages: usize, mode: HistoryMode) -> Recording {
-        let nodes = machine.nodes();
+        let threads = (0..machine.nodes() as u16)
+            .map(|n| Some(NodeId(n)))
+            .collect();
         Recording {
-            mem: Memory::new(npages, nodes, machine.config.frames_per_node),
-            hist: RefHistory::new(mode, npages, nodes),
+            sys: MemSystem::new(machine, npages, mode, threads, 1),
             stats: Stats::default(),
-            modules: vec![Ns::ZERO; nodes],
-            thread_nodes: (0..nodes as u16).map(|n| Some(NodeId(n))).collect(),
-            rng: Pcg64::seed_from_u64(1),
             now: Ns::ZERO,
             actor: NodeId(0),
             cost: Ns::ZERO,
             actions: Vec::new(),
-            machine,
         }
     }
 
@@ -107,28 +98,18 @@ impl Recording {
 
     /// The reference history, to set the scene (e.g. count references).
     pub fn history_mut(&mut self) -> &mut RefHistory {
-        &mut self.hist
+        &mut self.sys.hist
     }
 
     /// The nodes the threads run on, to set the scene.
     pub fn thread_nodes_mut(&mut self) -> &mut Vec<Option<NodeId>> {
-        &mut self.thread_nodes
+        &mut self.sys.thread_nodes
     }
 
     /// Runs `f` on the simulator's mechanism over this double's state, keeping the cost.
     fn sim<R>(&mut self, f: impl FnOnce(&mut SimMm<'_>) -> R) -> R {
-        let mut s = SimMm {
-            machine: &self.machine,
-            mem: &mut self.mem,
-            hist: &mut self.hist,
-            stats: &mut self.stats,
-            modules: &mut self.modules,
-            thread_nodes: &self.thread_nodes,
-            rng: &mut self.rng,
-            now: self.now,
-            actor: self.actor,
-            cost: self.cost,
-        };
+        let mut s = self.sys.sim(&mut self.stats, self.now, self.actor);
+        s.cost = self.cost;
         let r = f(&mut s);
         self.cost = s.cost;
         r
@@ -152,22 +133,22 @@ impl Mm for Recording {
         self.actor
     }
     fn machine(&self) -> &Machine {
-        &self.machine
+        &self.sys.machine
     }
     fn npages(&self) -> usize {
-        self.mem.npages()
+        self.sys.mem.npages()
     }
     fn page(&self, vpn: Vpn) -> &PageState {
-        self.mem.page(vpn)
+        self.sys.mem.page(vpn)
     }
     fn mapping(&self, vpn: Vpn, n: NodeId) -> Mapping {
-        self.mem.mapping(vpn, n)
+        self.sys.mem.mapping(vpn, n)
     }
     fn free_frames(&self, n: NodeId) -> u32 {
-        self.mem.free_frames(n)
+        self.sys.mem.free_frames(n)
     }
     fn history(&self) -> &RefHistory {
-        &self.hist
+        &self.sys.hist
     }
     fn examine_history(&mut self, vpn: Vpn, n: NodeId) -> u32 {
         self.act(Action::ExamineHistory(vpn, n), |s| {
@@ -175,10 +156,10 @@ impl Mm for Recording {
         })
     }
     fn thread_nodes(&self) -> &[Option<NodeId>] {
-        &self.thread_nodes
+        &self.sys.thread_nodes
     }
     fn rng(&mut self) -> &mut Pcg64 {
-        &mut self.rng
+        &mut self.sys.rng
     }
     fn stats(&self) -> &Stats {
         &self.stats

@@ -1,0 +1,315 @@
+//! The discrete-event engine: threads issue operations over integer time, references cost
+//! latency by the mapping they find, missing mappings fault into the policy, daemons run
+//! periodically, barriers and locks make threads wait.
+//!
+//! Events are ordered by (time, sequence number), so simultaneous events run in the order
+//! they were scheduled and a run is reproducible bit for bit. A thread keeps executing
+//! operations without touching the event queue for as long as its next operation starts
+//! strictly before every queued event: the result is the same as queueing it, only faster.
+
+use crate::error::ConfigError;
+use crate::machine::Machine;
+use crate::mm::{MemSystem, SimMm};
+use crate::policy::{DaemonNext, DaemonPlacement, DaemonSpec, Policy, SchedEvent};
+use crate::sched::{SchedChange, Scheduler};
+use crate::stats::{EventCounts, PageReport, RefCounts, SeriesPoint, Stats, ThreadStats};
+use crate::types::{NodeId, Ns, ProcId, ThreadId, Vpn};
+use crate::workload::{Op, Program};
+use event::{Event, EventQueue};
+use std::collections::VecDeque;
+use thiserror::Error;
+
+mod daemon;
+mod event;
+mod ops;
+mod sched;
+mod setup;
+mod sync;
+
+/// Why a run could not complete.
+#[derive(Debug, Error)]
+pub enum SimError {
+    /// The configuration cannot be run.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Threads wait for each other forever (a barrier or lock never released).
+    #[error("deadlock at {at}: threads {threads:?} wait forever")]
+    Deadlock {
+        /// When it was detected.
+        at: Ns,
+        /// The waiting threads.
+        threads: Vec<u32>,
+    },
+    /// Simulated time ran past [`TIME_LIMIT`]: some cost or count is too large to be
+    /// meaningful (the arithmetic saturates rather than wraps, and this catches it).
+    #[error("simulated time passed {} ns (about 146 years) at {at}: a cost, count or duration in the configuration is too large", TIME_LIMIT)]
+    TimeOverflow {
+        /// The last time reached before the limit.
+        at: Ns,
+    },
+    /// A policy broke its contract.
+    #[error("policy `{policy}`: {message}")]
+    Policy {
+        /// The policy.
+        policy: String,
+        /// What it did wrong.
+        message: String,
+    },
+}
+
+/// Options of a run that are not part of the model.
+#[derive(Clone, Debug, Default)]
+pub struct EngineOptions {
+    /// Seed of the run's random number generator.
+    pub seed: u64,
+    /// Keep a per-page report.
+    pub per_page: bool,
+    /// Also record a series point every this many ns (besides iteration ends).
+    pub series_interval: Option<Ns>,
+}
+
+/// Simulated time a run may reach (2^62 ns, about 146 years); beyond it a result would
+/// be meaningless, so the run stops with [`SimError::TimeOverflow`].
+pub const TIME_LIMIT: u64 = 1 << 62;
+
+/// Where a run is, as reported to a [`Monitor`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Simulated time of the event being handled.
+    pub now: Ns,
+    /// Operations executed so far.
+    pub ops: u64,
+    /// Events handled so far (thread steps, daemon wake-ups, scheduler changes, ticks).
+    pub events: u64,
+}
+
+/// Watches a run: called every [`Engine::set_monitor`]'s interval of work, it may show
+/// progress and may stop the run (the statistics so far are returned, marked partial).
+pub trait Monitor {
+    /// Reports progress; returns `false` to stop the run.
+    fn progress(&mut self, p: Progress) -> bool;
+}
+
+/// Heap bytes one thread of a run takes besides its buffered operations (resource
+/// estimates use it).
+pub(crate) fn bytes_per_thread() -> u64 {
+    (std::mem::size_of::<ThreadRt>() + 64) as u64
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Ready,
+    AtBarrier,
+    AtLock,
+    Done,
+}
+
+#[derive(Debug)]
+struct ThreadRt {
+    prog: u32,
+    local: u32,
+    proc: Option<ProcId>,
+    node: NodeId,
+    buf: Vec<Op>,
+    pos: usize,
+    status: Status,
+    queued: bool,
+    /// Time the thread still owes to daemons that took a page-table entry in the
+    /// middle of its last run.
+    delay: Ns,
+    /// When it started waiting at a barrier or lock.
+    blocked_at: Ns,
+    /// The event count and value it polls for, while it has not seen them yet.
+    spin_on: Option<(u32, u32)>,
+    stats: ThreadStats,
+}
+
+struct ProgRt {
+    prog: Box<dyn Program>,
+    base_vpn: u32,
+    first_thread: u32,
+    threads: u32,
+    running: Vec<bool>,
+    barrier_waiting: Vec<u32>,
+    live: u32,
+    locks: Vec<(Option<u32>, VecDeque<u32>)>,
+    iter_arrivals: Vec<u32>,
+    events: Vec<u32>,
+}
+
+struct DaemonRt {
+    node: NodeId,
+    steal_proc: Option<ProcId>,
+}
+
+/// One simulation: build it with [`Engine::new`], run it with [`Engine::run`].
+pub struct Engine {
+    /// The mechanism: memory, history, modules, fault handlers, thread placement, RNG.
+    mm: MemSystem,
+    stats: Stats,
+    policy: Box<dyn Policy>,
+    scheduler: Box<dyn Scheduler>,
+    progs: Vec<ProgRt>,
+    threads: Vec<ThreadRt>,
+    proc_busy_until: Vec<Ns>,
+    daemons: Vec<DaemonRt>,
+    queue: EventQueue,
+    queued_threads: usize,
+    done: usize,
+    series_interval: Option<Ns>,
+    last_point: (RefCounts, EventCounts),
+    changes: Vec<SchedChange>,
+    /// Time of the event being handled (for errors that happen between events).
+    now: Ns,
+    /// Events handled.
+    events: u64,
+    /// Interval points recorded so far.
+    interval_points: u64,
+    /// The watcher, and the work count (ops + events) at which it is next called.
+    monitor: Option<(Box<dyn Monitor>, u64)>,
+    next_poll: u64,
+}
+
+impl Engine {
+    pub(super) fn ctx(&mut self, now: Ns, actor: NodeId) -> (&mut dyn Policy, SimMm<'_>) {
+        (
+            self.policy.as_mut(),
+            self.mm.sim(&mut self.stats, now, actor),
+        )
+    }
+
+    pub(super) fn queue_thread(&mut self, t: u32, at: Ns) {
+        let th = &mut self.threads[t as usize];
+        if !th.queued {
+            th.queued = true;
+            self.queued_threads += 1;
+            self.queue.push(at, Event::Thread(t));
+        }
+    }
+
+    /// Calls `monitor` about every `every` operations or events while the run goes on.
+    pub fn set_monitor(&mut self, monitor: Box<dyn Monitor>, every: u64) {
+        let every = every.max(1);
+        self.monitor = Some((monitor, every));
+        self.next_poll = every;
+    }
+
+    /// Calls the monitor; `false` when it asks to stop.
+    #[cold]
+    pub(super) fn poll(&mut self, now: Ns) -> bool {
+        // Only `set_monitor` lowers `next_poll` below u64::MAX, so a monitor is there.
+        let Some((m, every)) = &mut self.monitor else {
+            return true;
+        };
+        self.next_poll = (self.stats.ops + self.events).saturating_add(*every);
+        m.progress(Progress {
+            now,
+            ops: self.stats.ops,
+            events: self.events,
+        })
+    }
+
+    /// Runs to completion and returns the statistics (marked partial when a monitor
+    /// stopped the run).
+    pub fn run(mut self) -> Result<Stats, SimError> {
+        let total = self.threads.len();
+        while self.done < total {
+            let Some((now, event)) = self.queue.pop() else {
+                return Err(self.deadlock(self.now));
+            };
+            if now.0 >= TIME_LIMIT {
+                return Err(SimError::TimeOverflow { at: self.now });
+            }
+            self.now = now;
+            self.events += 1;
+            if self.stats.ops + self.events >= self.next_poll && !self.poll(now) {
+                // The event just taken is not handled: what is reported is the run up
+                // to `now`.
+                self.stats.partial = true;
+                self.stats.makespan_ns = self.stats.makespan_ns.max(now.0);
+                return Ok(self.finish());
+            }
+            match event {
+                Event::Thread(who) => {
+                    let th = &mut self.threads[who as usize];
+                    th.queued = false;
+                    self.queued_threads -= 1;
+                    self.step_thread(who, now)?;
+                }
+                Event::Sched => self.sched_event(now),
+                Event::Tick => {
+                    self.tick(now)?;
+                    self.check_progress(now)?;
+                }
+                Event::Daemon(id) => {
+                    self.daemon_step(id as usize, now);
+                    self.check_progress(now)?;
+                }
+            }
+        }
+        // A thread that ran ahead to its end past the limit leaves a makespan beyond it.
+        if self.stats.makespan_ns >= TIME_LIMIT {
+            return Err(SimError::TimeOverflow { at: self.now });
+        }
+        Ok(self.finish())
+    }
+
+    /// A fixed-interval series point, and the next one scheduled.
+    pub(super) fn tick(&mut self, now: Ns) -> Result<(), SimError> {
+        self.interval_points += 1;
+        if self.interval_points > crate::estimate::MAX_INTERVAL_POINTS {
+            return Err(ConfigError::new(
+                "report.series_interval_ns",
+                format!(
+                    "more than {} interval points by {now}; choose a longer interval",
+                    crate::estimate::MAX_INTERVAL_POINTS
+                ),
+            )
+            .into());
+        }
+        let interval = self.series_interval.unwrap_or(Ns(1));
+        self.series_point(u32::MAX, (now.0 / interval.0) as u32, now);
+        self.queue.push(now + interval, Event::Tick);
+        Ok(())
+    }
+
+    /// With no thread queued and no scheduler change to come, waiting threads can never
+    /// run again.
+    pub(super) fn check_progress(&self, now: Ns) -> Result<(), SimError> {
+        if self.queued_threads == 0
+            && self.done < self.threads.len()
+            && self.scheduler.next_event().is_none()
+        {
+            return Err(self.deadlock(now));
+        }
+        Ok(())
+    }
+
+    pub(super) fn deadlock(&self, at: Ns) -> SimError {
+        SimError::Deadlock {
+            at,
+            threads: self
+                .threads
+                .iter()
+                .filter(|t| t.status != Status::Done)
+                .map(|t| t.stats.id)
+                .collect(),
+        }
+    }
+
+    fn finish(mut self) -> Stats {
+        let end = Ns(self.stats.makespan_ns);
+        self.stats.npages = self.mm.mem.npages() as u64;
+        for r in self.stats.pages.iter_mut() {
+            let p = self.mm.mem.page(Vpn(r.vpn));
+            r.home = p.home.0;
+            r.copies = p.copies.len();
+            if let Some(since) = r.frozen_since.take() {
+                r.frozen_at_end = true;
+                r.frozen_ns += end.0.saturating_sub(since);
+            }
+        }
+        self.stats.threads = self.threads.into_iter().map(|t| t.stats).collect();
+        self.stats
+    }
+}

@@ -1,0 +1,269 @@
+//! A thread's operations: the interpreter that runs a thread ahead until another event
+//! comes first, reference runs (costed by the mechanism), hints and iteration ends.
+
+use super::*;
+
+impl Engine {
+    pub(super) fn step_thread(&mut self, tid: u32, mut now: Ns) -> Result<(), SimError> {
+        loop {
+            let th = &self.threads[tid as usize];
+            if th.status != Status::Ready {
+                return Ok(());
+            }
+            let Some(proc) = th.proc else {
+                return Ok(());
+            };
+            let busy = self.proc_busy_until[proc.idx()];
+            if busy > now {
+                self.queue_thread(tid, busy);
+                return Ok(());
+            }
+            let th = &mut self.threads[tid as usize];
+            if th.delay > Ns::ZERO {
+                let d = std::mem::replace(&mut th.delay, Ns::ZERO);
+                th.stats.pte_wait_ns += d.0;
+                self.queue_thread(tid, now + d);
+                return Ok(());
+            }
+            if th.pos == th.buf.len() {
+                th.buf.clear();
+                th.pos = 0;
+                let p = &mut self.progs[th.prog as usize];
+                p.prog.next_ops(th.local, &p.running, &mut th.buf);
+                if th.buf.is_empty() {
+                    self.finish_thread(tid, now);
+                    return self.unless_stuck(now);
+                }
+            }
+            let op = th.buf[th.pos];
+            th.pos += 1;
+            self.stats.ops += 1;
+            let next = match op {
+                Op::Ref { vpn, write, count } => self.reference(tid, now, vpn, write, count)?,
+                Op::Compute(d) => now + d,
+                Op::Barrier => {
+                    if !self.barrier(tid, now) {
+                        return self.unless_stuck(now);
+                    }
+                    now
+                }
+                Op::Lock(l) => {
+                    if !self.lock(tid, l, now) {
+                        return self.unless_stuck(now);
+                    }
+                    now
+                }
+                Op::Unlock(l) => {
+                    self.unlock(tid, l, now);
+                    now
+                }
+                Op::PhaseHint => {
+                    let node = self.threads[tid as usize].node;
+                    let (policy, mut ctx) = self.ctx(now, node);
+                    policy.on_phase_hint(&mut ctx, ThreadId(tid));
+                    now + ctx.cost
+                }
+                Op::IterationEnd(k) => self.iteration_end(tid, k, now),
+                Op::Advise(local_vpn) => self.advise(tid, local_vpn, now)?,
+                Op::Spin {
+                    vpn,
+                    write,
+                    count,
+                    event,
+                    at_least,
+                } => {
+                    // The poll that starts at or after the advance sees it; until then
+                    // the op repeats, each poll a reference run that costs time.
+                    let seen = self.event_value(self.threads[tid as usize].prog, event) >= at_least;
+                    let target = (!seen).then_some((event, at_least));
+                    let was = std::mem::replace(&mut self.threads[tid as usize].spin_on, target);
+                    if !seen && was.is_none() && self.stuck() {
+                        // Every other thread spins or waits too: no one can advance the count.
+                        return Err(self.deadlock(now));
+                    }
+                    let end = self.reference(tid, now, vpn, write, count.max(1))?;
+                    if !seen {
+                        self.threads[tid as usize].pos -= 1;
+                    }
+                    end.max(now + Ns(1))
+                }
+                Op::Advance { event, to } => {
+                    let pi = self.threads[tid as usize].prog as usize;
+                    let ev = &mut self.progs[pi].events;
+                    if ev.len() <= event as usize {
+                        ev.resize(event as usize + 1, 0);
+                    }
+                    ev[event as usize] = ev[event as usize].max(to);
+                    now
+                }
+            };
+            match self.queue.next_time() {
+                Some(t) if t <= next => {
+                    self.queue_thread(tid, next);
+                    return Ok(());
+                }
+                // Running ahead yields to the event loop when a monitor is due, so
+                // progress shows and a stop request is honoured. (Time past the limit is
+                // caught when the thread's next event is taken or when the run ends.)
+                _ if self.stats.ops + self.events >= self.next_poll => {
+                    self.queue_thread(tid, next);
+                    return Ok(());
+                }
+                _ => now = next,
+            }
+        }
+    }
+
+    /// Whether no thread can ever make progress: every unfinished thread spins on an event
+    /// count or waits at a barrier or lock, and no scheduler change is to come. (Waiting
+    /// threads alone are caught when the event queue runs dry; spinning threads keep it
+    /// busy, so they are checked here.)
+    pub(super) fn stuck(&self) -> bool {
+        self.scheduler.next_event().is_none()
+            && self.threads.iter().all(|t| {
+                let spins_in_vain = t
+                    .spin_on
+                    .is_some_and(|(e, v)| self.event_value(t.prog, e) < v);
+                t.status != Status::Ready || spins_in_vain || t.proc.is_none()
+            })
+    }
+
+    /// After a thread blocked: a deadlock error if spinning threads now wait forever.
+    pub(super) fn unless_stuck(&self, now: Ns) -> Result<(), SimError> {
+        if self.threads.iter().any(|t| t.spin_on.is_some()) && self.stuck() {
+            return Err(self.deadlock(now));
+        }
+        Ok(())
+    }
+
+    /// Program `prog`'s event count `event` (0 until first advanced).
+    pub(super) fn event_value(&self, prog: u32, event: u32) -> u32 {
+        self.progs[prog as usize]
+            .events
+            .get(event as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// A run of `count` references to the thread's program page `local_vpn`; returns
+    /// when it ends (the cost path is the mechanism's, [`MemSystem::reference`]).
+    #[inline]
+    pub(super) fn reference(
+        &mut self,
+        tid: u32,
+        now: Ns,
+        local_vpn: Vpn,
+        write: bool,
+        count: u32,
+    ) -> Result<Ns, SimError> {
+        let th = &mut self.threads[tid as usize];
+        let node = th.node;
+        let vpn = Vpn(self.progs[th.prog as usize].base_vpn + local_vpn.0);
+        if vpn.idx() >= self.mm.mem.npages() {
+            return Err(SimError::Policy {
+                policy: "workload".into(),
+                message: format!(
+                    "thread {tid} referenced page {} outside its address space",
+                    local_vpn.0
+                ),
+            });
+        }
+        let end = self
+            .mm
+            .reference(
+                self.policy.as_mut(),
+                &mut self.stats,
+                &mut th.stats,
+                tid,
+                node,
+                vpn,
+                write,
+                count,
+                now,
+            )
+            .map_err(|_| SimError::Policy {
+                policy: self.policy.name().into(),
+                message: format!("page {} left unmapped on node {node} after a fault", vpn.0),
+            })?;
+        self.apply_delays();
+        Ok(end)
+    }
+
+    pub(super) fn advise(&mut self, tid: u32, local_vpn: Vpn, now: Ns) -> Result<Ns, SimError> {
+        let th = &self.threads[tid as usize];
+        let node = th.node;
+        let vpn = Vpn(self.progs[th.prog as usize].base_vpn + local_vpn.0);
+        if vpn.idx() >= self.mm.mem.npages() {
+            return Err(SimError::Policy {
+                policy: "workload".into(),
+                message: format!(
+                    "thread {tid} advised page {} outside its address space",
+                    local_vpn.0
+                ),
+            });
+        }
+        let (policy, mut ctx) = self.ctx(now, node);
+        policy.on_advise(&mut ctx, ThreadId(tid), vpn);
+        let end = now + ctx.cost;
+        self.apply_delays();
+        Ok(end)
+    }
+
+    /// Hands pending page-table-entry delays to the threads they hold up.
+    pub(super) fn apply_delays(&mut self) {
+        if !self.mm.mem.has_delays() {
+            return;
+        }
+        for (t, d) in self.mm.mem.take_delays() {
+            if let Some(th) = self.threads.get_mut(t as usize) {
+                th.delay += d;
+            }
+        }
+    }
+
+    pub(super) fn iteration_end(&mut self, tid: u32, k: u32, now: Ns) -> Ns {
+        let th = &self.threads[tid as usize];
+        let (pi, node) = (th.prog as usize, th.node);
+        let p = &mut self.progs[pi];
+        if p.iter_arrivals.len() <= k as usize {
+            p.iter_arrivals.resize(k as usize + 1, 0);
+        }
+        p.iter_arrivals[k as usize] += 1;
+        if p.iter_arrivals[k as usize] < p.threads {
+            return now;
+        }
+        self.series_point(pi as u32, k, now);
+        let (policy, mut ctx) = self.ctx(now, node);
+        policy.on_iteration_end(&mut ctx, pi as u32, k);
+        let end = now + ctx.cost;
+        self.apply_delays();
+        end
+    }
+
+    pub(super) fn series_point(&mut self, program: u32, iteration: u32, now: Ns) {
+        let (refs0, ev0) = self.last_point;
+        self.stats.series.push(SeriesPoint {
+            program,
+            iteration,
+            time_ns: now.0,
+            refs: self.stats.refs.minus(&refs0),
+            events: self.stats.events.minus(&ev0),
+        });
+        self.last_point = (self.stats.refs, self.stats.events);
+    }
+
+    pub(super) fn finish_thread(&mut self, tid: u32, now: Ns) {
+        let th = &mut self.threads[tid as usize];
+        th.status = Status::Done;
+        th.stats.completion_ns = now.0;
+        th.stats.node = th.node.0;
+        self.done += 1;
+        self.stats.makespan_ns = self.stats.makespan_ns.max(now.0);
+        let pi = th.prog as usize;
+        let p = &mut self.progs[pi];
+        p.live -= 1;
+        if p.live > 0 && p.barrier_waiting.len() as u32 >= p.live {
+            self.release_barrier(pi, u32::MAX, now);
+        }
+    }
+}

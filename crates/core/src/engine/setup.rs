@@ -1,0 +1,221 @@
+//! Building a run: address spaces laid out one after another, threads on their first
+//! processors, pages placed as the policy says, daemons on their processors, the first
+//! events queued.
+
+use super::*;
+
+impl Engine {
+    /// Lays out the programs' address spaces one after another, assigns threads to
+    /// processors, places pages as the policy says, and prepares daemons.
+    pub fn new(
+        machine: Machine,
+        programs: Vec<Box<dyn Program>>,
+        mut policy: Box<dyn Policy>,
+        mut scheduler: Box<dyn Scheduler>,
+        opts: EngineOptions,
+    ) -> Result<Engine, SimError> {
+        let ps = machine.page_size();
+        let mut progs = Vec::new();
+        let mut base = 0u64;
+        let mut first_thread = 0u32;
+        for p in programs {
+            let pages = p.layout().pages(ps);
+            let threads = p.threads();
+            progs.push(ProgRt {
+                base_vpn: base as u32,
+                first_thread,
+                threads,
+                running: vec![true; threads as usize],
+                barrier_waiting: Vec::new(),
+                live: threads,
+                locks: Vec::new(),
+                iter_arrivals: Vec::new(),
+                events: Vec::new(),
+                prog: p,
+            });
+            base += pages;
+            first_thread += threads;
+        }
+        let npages = base;
+        if npages > u32::MAX as u64 / 2 {
+            return Err(
+                ConfigError::new("workload", format!("{npages} pages are too many")).into(),
+            );
+        }
+        let frames = machine.config.frames_per_node as u64 * machine.nodes() as u64;
+        if npages > frames {
+            return Err(ConfigError::new(
+                "machine.frames_per_node",
+                format!(
+                    "the workload needs {npages} pages but the machine has only {frames} frames"
+                ),
+            )
+            .into());
+        }
+        let nthreads = first_thread;
+        let procs = scheduler.start(&machine, nthreads)?;
+        let mut used = vec![false; machine.procs()];
+        let mut threads = Vec::with_capacity(nthreads as usize);
+        for (pi, p) in progs.iter_mut().enumerate() {
+            for local in 0..p.threads {
+                let g = p.first_thread + local;
+                let proc = procs.get(g as usize).copied().flatten();
+                if let Some(pr) = proc {
+                    used[pr.idx()] = true;
+                }
+                p.running[local as usize] = proc.is_some();
+                threads.push(ThreadRt {
+                    prog: pi as u32,
+                    local,
+                    proc,
+                    node: proc.map(|pr| machine.node_of(pr)).unwrap_or(NodeId(0)),
+                    buf: Vec::new(),
+                    pos: 0,
+                    status: Status::Ready,
+                    queued: false,
+                    delay: Ns::ZERO,
+                    blocked_at: Ns::ZERO,
+                    spin_on: None,
+                    stats: ThreadStats {
+                        id: g,
+                        program: pi as u32,
+                        ..Default::default()
+                    },
+                });
+            }
+        }
+        let thread_nodes = threads.iter().map(|t| t.proc.map(|_| t.node)).collect();
+        let mut mm = MemSystem::new(
+            machine,
+            npages as usize,
+            policy.history(),
+            thread_nodes,
+            opts.seed,
+        );
+        if policy.acquires_ptes() {
+            mm.mem.track_user_runs();
+        }
+        let MemSystem { machine, mem, .. } = &mut mm;
+        let mut stats = Stats::default();
+        if opts.per_page {
+            stats.pages = (0..npages)
+                .map(|v| PageReport {
+                    vpn: v as u32,
+                    ..Default::default()
+                })
+                .collect();
+        }
+        // Initial placement at time 0, free of charge.
+        for p in &progs {
+            let hints = p.prog.placement_hints();
+            let pages = p.prog.layout().pages(ps);
+            for local in 0..pages {
+                let vpn = Vpn(p.base_vpn + local as u32);
+                let hint = hints
+                    .get(local as usize)
+                    .copied()
+                    .flatten()
+                    .and_then(|t| procs.get((p.first_thread + t) as usize).copied().flatten())
+                    .map(|pr| machine.node_of(pr));
+                if let Some(n) = policy.initial_placement(machine, vpn, hint) {
+                    if n.idx() >= machine.nodes() {
+                        return Err(SimError::Policy {
+                            policy: policy.name().into(),
+                            message: format!(
+                                "placed page {} on node {n}, which does not exist",
+                                vpn.0
+                            ),
+                        });
+                    }
+                    let target = crate::mm::nearest_with_frame(machine, mem, n).unwrap_or(n);
+                    if mem.take_frame(target) {
+                        let page = mem.page_mut(vpn);
+                        page.copies = crate::types::NodeSet::single(target);
+                        page.home = target;
+                    }
+                }
+            }
+        }
+        let specs: Vec<DaemonSpec> = policy.daemons(machine);
+        let mut daemons = Vec::new();
+        for s in &specs {
+            match s.placement {
+                DaemonPlacement::OwnProcessor => {
+                    let free = used.iter().position(|u| !u).ok_or_else(|| {
+                        ConfigError::new(
+                            "policy",
+                            format!(
+                                "daemon `{}` needs a processor of its own, but threads use all {}",
+                                s.name,
+                                machine.procs()
+                            ),
+                        )
+                    })?;
+                    used[free] = true;
+                    daemons.push(DaemonRt {
+                        node: machine.node_of(ProcId(free as u16)),
+                        steal_proc: None,
+                    });
+                }
+                DaemonPlacement::StealOn(n) => {
+                    if n.idx() >= machine.nodes() {
+                        return Err(ConfigError::new(
+                            "policy",
+                            format!("daemon `{}` on node {n}, which does not exist", s.name),
+                        )
+                        .into());
+                    }
+                    daemons.push(DaemonRt {
+                        node: n,
+                        steal_proc: Some(ProcId(n.0 * machine.config.procs_per_node)),
+                    });
+                }
+            }
+        }
+        let nprocs = machine.procs();
+        let mut engine = Engine {
+            mm,
+            stats,
+            policy,
+            scheduler,
+            progs,
+            threads,
+            proc_busy_until: vec![Ns::ZERO; nprocs],
+            daemons,
+            queue: EventQueue::default(),
+            queued_threads: 0,
+            done: 0,
+            series_interval: opts.series_interval.filter(|i| i.0 > 0),
+            last_point: Default::default(),
+            changes: Vec::new(),
+            now: Ns::ZERO,
+            events: 0,
+            interval_points: 0,
+            monitor: None,
+            next_poll: u64::MAX,
+        };
+        {
+            let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));
+            policy.init(&mut ctx);
+        }
+        // Scheduler changes due at time 0 apply before any thread starts, so a thread
+        // preempted at 0 is not running when the first iteration's chunks are dealt.
+        match engine.scheduler.next_event() {
+            Some(Ns::ZERO) => engine.sched_event(Ns::ZERO),
+            Some(t) => engine.queue.push(t, Event::Sched),
+            None => {}
+        }
+        for t in 0..nthreads {
+            if engine.threads[t as usize].proc.is_some() {
+                engine.queue_thread(t, Ns::ZERO);
+            }
+        }
+        for (i, s) in specs.iter().enumerate() {
+            engine.queue.push(s.first_wake, Event::Daemon(i as u32));
+        }
+        if let Some(i) = engine.series_interval {
+            engine.queue.push(i, Event::Tick);
+        }
+        Ok(engine)
+    }
+}

@@ -1,0 +1,215 @@
+//! The mechanism's state and the reference cost path.
+//!
+//! [`MemSystem`] owns everything placement acts on: the machine, memory (frames, copies,
+//! mappings, PTE locks), reference history, memory-module queues, the fault handlers'
+//! serialisation, where threads run, and the run's random numbers. The engine owns one
+//! and asks it for two things: the cost of a reference run ([`MemSystem::reference`],
+//! which calls into the policy on a fault) and a [`SimMm`] for a policy hook. The
+//! recording double owns one too, so both share one model of memory.
+
+use super::SimMm;
+use crate::history::RefHistory;
+use crate::machine::Machine;
+use crate::memory::{Access, Memory, UserRun};
+use crate::policy::{default_fault, Fault, Policy};
+use crate::stats::{RefClass, Stats, ThreadStats};
+use crate::types::{NodeId, Ns, ThreadId, Vpn};
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+
+/// The mechanism's state (see the module documentation).
+pub struct MemSystem {
+    pub(crate) machine: Machine,
+    pub(crate) mem: Memory,
+    pub(crate) hist: RefHistory,
+    /// Until when each node's memory module is busy (contention).
+    pub(crate) modules: Vec<Ns>,
+    /// Until when each page's fault handler is busy: faults on one page serialise.
+    pub(crate) fault_busy: Vec<Ns>,
+    /// The node of each thread while it runs.
+    pub(crate) thread_nodes: Vec<Option<NodeId>>,
+    pub(crate) rng: Pcg64,
+}
+
+/// A fault the policy (and the default handling after it) left without a mapping that
+/// allows the access: a policy bug, reported by the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Unresolved;
+
+impl MemSystem {
+    /// Empty memory for `npages` pages on `machine`, history kept as `history` says.
+    pub(crate) fn new(
+        machine: Machine,
+        npages: usize,
+        history: crate::history::HistoryMode,
+        thread_nodes: Vec<Option<NodeId>>,
+        seed: u64,
+    ) -> MemSystem {
+        let nodes = machine.nodes();
+        MemSystem {
+            mem: Memory::new(npages, nodes, machine.config.frames_per_node),
+            hist: RefHistory::new(history, npages, nodes),
+            modules: vec![Ns::ZERO; nodes],
+            fault_busy: vec![Ns::ZERO; npages],
+            thread_nodes,
+            rng: Pcg64::seed_from_u64(seed),
+            machine,
+        }
+    }
+
+    /// A policy hook's view, at `now`, of a hook running on node `actor`.
+    pub(crate) fn sim<'a>(&'a mut self, stats: &'a mut Stats, now: Ns, actor: NodeId) -> SimMm<'a> {
+        SimMm {
+            machine: &self.machine,
+            mem: &mut self.mem,
+            hist: &mut self.hist,
+            stats,
+            modules: &mut self.modules,
+            thread_nodes: &self.thread_nodes,
+            rng: &mut self.rng,
+            now,
+            actor,
+            cost: Ns::ZERO,
+        }
+    }
+
+    /// A run of `count` references by thread `tid` on `node` to `vpn` starting at `now`;
+    /// returns when it ends. A missing or too weak mapping faults into `policy` (charged
+    /// the fault cost plus its actions); faults on one page serialise; a locked PTE and a
+    /// busy memory module delay the run; the per-word latency follows the mapping.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn reference(
+        &mut self,
+        policy: &mut dyn Policy,
+        stats: &mut Stats,
+        ts: &mut ThreadStats,
+        tid: u32,
+        node: NodeId,
+        vpn: Vpn,
+        write: bool,
+        count: u32,
+        now: Ns,
+    ) -> Result<Ns, Unresolved> {
+        let needed = if write { Access::Write } else { Access::Read };
+        let mut t = now;
+        let mut m = self.mem.mapping(vpn, node);
+        if m.access < needed {
+            // Faults on one page serialise on its fault handler (PLATINUM's Cpage lock):
+            // a fault arriving while another is handled waits, then finds the page as
+            // the earlier fault left it.
+            let busy = self.fault_busy[vpn.idx()];
+            if busy > t {
+                let wait = busy - t;
+                ts.fault_wait_ns += wait.0;
+                if let Some(r) = stats.pages.get_mut(vpn.idx()) {
+                    r.contended_faults += 1;
+                    r.fault_wait_ns += wait.0;
+                }
+                t = busy;
+                m = self.mem.mapping(vpn, node);
+            }
+        }
+        if m.access < needed {
+            let cost = self.fault(policy, stats, tid, node, vpn, write, t);
+            t += cost;
+            self.fault_busy[vpn.idx()] = t;
+            m = self.mem.mapping(vpn, node);
+            if m.access < needed {
+                return Err(Unresolved);
+            }
+            stats.events.faults += 1;
+            ts.faults += 1;
+            ts.fault_ns += cost.0;
+            if let Some(r) = stats.pages.get_mut(vpn.idx()) {
+                r.faults += 1;
+                r.fault_ns += cost.0;
+            }
+        }
+        let locked = self.mem.pte_locked_until(vpn, node);
+        if locked > t {
+            ts.pte_wait_ns += (locked - t).0;
+            t = locked;
+        }
+        let costs = self.machine.costs();
+        let (per_word, class) = if m.target == node {
+            match costs.cached_read_ns {
+                Some(c) if !write && self.mem.page(vpn).copies.len() > 1 => (c, RefClass::Cached),
+                _ => (
+                    if write {
+                        costs.local_write_ns
+                    } else {
+                        costs.local_read_ns
+                    },
+                    RefClass::Local,
+                ),
+            }
+        } else if write {
+            (self.machine.write_ns(node, m.target), RefClass::Remote)
+        } else {
+            (self.machine.read_ns(node, m.target), RefClass::Remote)
+        };
+        if self.machine.config.contention && class != RefClass::Cached {
+            let busy = &mut self.modules[m.target.idx()];
+            let start = t.max(*busy);
+            ts.contention_wait_ns += (start - t).0;
+            *busy = start + Ns(costs.module_service_ns.saturating_mul(count as u64));
+            t = start;
+        }
+        let start = t;
+        // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
+        t += Ns(per_word.saturating_mul(count as u64));
+        self.mem.record_user_run(
+            vpn,
+            node,
+            UserRun {
+                thread: tid,
+                start,
+                end: t,
+                per_access: Ns(per_word),
+            },
+        );
+        ts.refs.add(class, count as u64);
+        stats.refs.add(class, count as u64);
+        if let Some(r) = stats.pages.get_mut(vpn.idx()) {
+            r.refs.add(class, count as u64);
+        }
+        self.hist.record(vpn, node, count);
+        if write {
+            let p = self.mem.page_mut(vpn);
+            p.dirty = true;
+            p.written_since_age = true;
+        }
+        Ok(t)
+    }
+
+    /// Hands a fault to `policy`, completes what it left undone with the default
+    /// handling, and returns the handler's cost (the fault itself plus the actions).
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn fault(
+        &mut self,
+        policy: &mut dyn Policy,
+        stats: &mut Stats,
+        tid: u32,
+        node: NodeId,
+        vpn: Vpn,
+        write: bool,
+        now: Ns,
+    ) -> Ns {
+        let fault = Fault {
+            thread: ThreadId(tid),
+            node,
+            vpn,
+            write,
+        };
+        let needed = if write { Access::Write } else { Access::Read };
+        let mut ctx = self.sim(stats, now, node);
+        ctx.cost = Ns(ctx.machine.costs().page_fault_ns);
+        policy.on_fault(&mut ctx, fault);
+        if ctx.mem.mapping(vpn, node).access < needed {
+            default_fault(&mut ctx, fault);
+        }
+        ctx.cost
+    }
+}
