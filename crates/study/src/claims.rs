@@ -2,47 +2,50 @@
 //! "the daemon is at least 10% slower with 2 KB pages".
 
 use std::collections::BTreeMap;
+use std::fmt;
 
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::store::Record;
 use crate::value::{compare_values, fmt_num, label, toml_to_json};
 
-/// Kind of claim.
+/// Kind of claim: the value of its `kind` key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClaimKind {
-    /// mean(left) / mean(right) lies within [`at_least`, `at_most`].
+    /// See [`RatioCheck`].
     Ratio,
-    /// mean(left) is less (or greater) than mean(right), per `expect`.
+    /// See [`CompareCheck`].
     Compare,
-    /// At each value of `over`, mean(left)/mean(right) (or mean(left) alone
-    /// when there is no `right`) forms an increasing/decreasing sequence.
+    /// See [`TrendCheck`].
     Trend,
-    /// mean(left) lies within [`at_least`, `at_most`].
+    /// See [`ValueCheck`].
     Value,
-    /// Speedup along `over`: mean at the smallest value of `over` divided by the mean at
-    /// `at`. Without `right`, left's speedup lies within [`at_least`, `at_most`]; with
-    /// `right`, left's speedup is greater/less than right's (`expect`) or their ratio lies
-    /// within the bounds.
+    /// See [`SpeedupCheck`].
     Speedup,
-    /// Every `[[reported]]` number of the paper for this study whose `table` is the
-    /// claim's `table` matches ours: within `tolerance` (absolute), or, with
-    /// `lower_metric`/`upper_metric`, between our values of those metrics.
+    /// See [`ReportedCheck`].
     Reported,
 }
 
-/// Direction of a comparison (`compare`) or a trend (`trend`).
+/// Which side is expected to be smaller (`compare`, `speedup`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Expect {
+pub enum Order {
     /// left < right.
     #[serde(alias = "<")]
     Less,
     /// left > right.
     #[serde(alias = ">")]
     Greater,
+}
+
+/// Direction of a `trend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
     /// The sequence increases strictly.
     Increasing,
     /// The sequence decreases strictly.
@@ -61,52 +64,365 @@ pub struct Operand {
     pub metric: Option<String>,
 }
 
-/// A claim as written in `paper.toml` (`[[claim]]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A claim as written in `paper.toml` (`[[claim]]`): the fields every claim has,
+/// and beside them, under `kind`, the fields of its check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Claim {
     /// Short unique name.
     pub name: String,
     /// The statement in words (usually quoting the paper).
-    #[serde(default)]
     pub text: String,
     /// Name of the study (spec `name`) whose records are checked.
     pub study: String,
-    /// Kind of check.
-    pub kind: ClaimKind,
-    /// Left operand (the only one for `value`; unused by `reported`).
+    /// What is checked.
+    #[serde(flatten)]
+    pub check: Check,
+}
+
+/// What a claim checks: one variant per `kind`, holding exactly the fields that kind
+/// takes, so a missing field or one of another kind is refused when the file is read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Check {
+    /// `kind = "ratio"`.
+    Ratio(RatioCheck),
+    /// `kind = "compare"`.
+    Compare(CompareCheck),
+    /// `kind = "trend"`.
+    Trend(TrendCheck),
+    /// `kind = "value"`.
+    Value(ValueCheck),
+    /// `kind = "speedup"`.
+    Speedup(SpeedupCheck),
+    /// `kind = "reported"`.
+    Reported(ReportedCheck),
+}
+
+/// mean(left) / mean(right) lies within [`at_least`, `at_most`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatioCheck {
+    /// Numerator runs (default: all runs).
     #[serde(default)]
     pub left: Operand,
-    /// Right operand (`ratio`, `compare`; optional for `trend`).
-    #[serde(default)]
-    pub right: Option<Operand>,
-    /// Lower bound (inclusive) for `ratio` and `value`.
+    /// Denominator runs.
+    pub right: Operand,
+    /// Lower bound (inclusive).
     #[serde(default)]
     pub at_least: Option<f64>,
-    /// Upper bound (inclusive) for `ratio` and `value`.
+    /// Upper bound (inclusive).
     #[serde(default)]
     pub at_most: Option<f64>,
-    /// `less`/`greater` for `compare`, `increasing`/`decreasing` for `trend`.
+}
+
+/// mean(left) is less (or greater) than mean(right), per `expect`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareCheck {
+    /// Left runs (default: all runs).
     #[serde(default)]
-    pub expect: Option<Expect>,
-    /// Axis field a `trend` or `speedup` runs over.
+    pub left: Operand,
+    /// Right runs.
+    pub right: Operand,
+    /// How left stands to right.
+    pub expect: Order,
+}
+
+/// At each value of `over`, mean(left)/mean(right) (or mean(left) alone when there is
+/// no `right`) forms an increasing/decreasing sequence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrendCheck {
+    /// Left runs (default: all runs).
     #[serde(default)]
-    pub over: Option<String>,
-    /// The value of `over` at which a `speedup` is taken (e.g. 16 processors).
+    pub left: Operand,
+    /// Right runs, dividing left at each value of `over`.
     #[serde(default)]
-    pub at: Option<toml::Value>,
-    /// The `table` of the reported numbers a `reported` claim checks.
+    pub right: Option<Operand>,
+    /// Axis field the sequence runs over.
+    pub over: String,
+    /// Direction of the sequence.
+    pub expect: Direction,
+}
+
+/// mean(left) lies within [`at_least`, `at_most`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueCheck {
+    /// Runs (default: all runs).
     #[serde(default)]
-    pub table: Option<String>,
-    /// Largest absolute difference a `reported` claim allows.
+    pub left: Operand,
+    /// Lower bound (inclusive).
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    /// Upper bound (inclusive).
+    #[serde(default)]
+    pub at_most: Option<f64>,
+}
+
+/// Speedup along `over`: mean at the smallest value of `over` divided by the mean at
+/// `at`. Without `right`, left's speedup lies within [`at_least`, `at_most`]; with
+/// `right`, left's speedup is greater/less than right's (`expect`) or their ratio lies
+/// within the bounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpeedupCheck {
+    /// Runs whose speedup is taken (default: all runs).
+    #[serde(default)]
+    pub left: Operand,
+    /// Runs whose speedup left's is compared with.
+    #[serde(default)]
+    pub right: Option<Operand>,
+    /// Axis field the speedup runs along.
+    pub over: String,
+    /// The value of `over` at which the speedup is taken (e.g. 16 processors).
+    pub at: toml::Value,
+    /// Lower bound (inclusive) of left's speedup, or of its ratio to right's.
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    /// Upper bound (inclusive) of left's speedup, or of its ratio to right's.
+    #[serde(default)]
+    pub at_most: Option<f64>,
+    /// How left's speedup stands to right's, when there are no bounds.
+    #[serde(default)]
+    pub expect: Option<Order>,
+}
+
+/// Every `[[reported]]` number of the paper for this study whose `table` is the
+/// claim's `table` matches ours: within `tolerance` (absolute), or, with
+/// `lower_metric`/`upper_metric`, between our values of those metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportedCheck {
+    /// The `table` of the reported numbers checked.
+    pub table: String,
+    /// Largest absolute difference allowed.
     #[serde(default)]
     pub tolerance: Option<f64>,
-    /// Metric of our lower bound for a `reported` claim (with `upper_metric`).
+    /// Metric of our lower bound (with `upper_metric`).
     #[serde(default)]
     pub lower_metric: Option<String>,
-    /// Metric of our upper bound for a `reported` claim (a missing value: unbounded).
+    /// Metric of our upper bound (a missing value: unbounded).
     #[serde(default)]
     pub upper_metric: Option<String>,
+}
+
+impl Check {
+    /// The `kind` of the check.
+    pub fn kind(&self) -> ClaimKind {
+        match self {
+            Check::Ratio(_) => ClaimKind::Ratio,
+            Check::Compare(_) => ClaimKind::Compare,
+            Check::Trend(_) => ClaimKind::Trend,
+            Check::Value(_) => ClaimKind::Value,
+            Check::Speedup(_) => ClaimKind::Speedup,
+            Check::Reported(_) => ClaimKind::Reported,
+        }
+    }
+}
+
+/// A check whose fields are each well formed but say nothing checkable together:
+/// what the types cannot require (one of two optional fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// A ratio or value claim without bounds.
+    #[error("needs `at_least` and/or `at_most`")]
+    Unbounded,
+    /// A speedup claim with neither `right` nor bounds.
+    #[error("a speedup claim without `right` needs `at_least` and/or `at_most`")]
+    UnboundedSpeedup,
+    /// A speedup claim with `right` but neither `expect` nor bounds.
+    #[error("a speedup claim with `right` needs `expect` (less/greater) or bounds")]
+    SpeedupWithoutComparison,
+    /// A reported claim with neither `tolerance` nor a metric to bound by.
+    #[error("a reported claim needs `tolerance` or `lower_metric`/`upper_metric`")]
+    ReportedWithoutMeasure,
+}
+
+/// Checks what reading a claim cannot: that it has a bound or a way to compare
+/// where its kind needs one of several optional fields.
+pub fn validate(claim: &Claim) -> Result<(), ShapeError> {
+    let bounded = |lo: Option<f64>, hi: Option<f64>| lo.is_some() || hi.is_some();
+    match &claim.check {
+        Check::Ratio(c) if !bounded(c.at_least, c.at_most) => Err(ShapeError::Unbounded),
+        Check::Value(c) if !bounded(c.at_least, c.at_most) => Err(ShapeError::Unbounded),
+        Check::Speedup(c) if !bounded(c.at_least, c.at_most) => match (&c.right, c.expect) {
+            (None, _) => Err(ShapeError::UnboundedSpeedup),
+            (Some(_), None) => Err(ShapeError::SpeedupWithoutComparison),
+            (Some(_), Some(_)) => Ok(()),
+        },
+        Check::Reported(c)
+            if c.tolerance.is_none() && c.lower_metric.is_none() && c.upper_metric.is_none() =>
+        {
+            Err(ShapeError::ReportedWithoutMeasure)
+        }
+        _ => Ok(()),
+    }
+}
+
+// Reading a claim. Serde's own internally tagged enums buffer the whole table before
+// looking at `kind`, and an error found in the buffer loses its field path and line
+// (`at_least = "x"` would be reported as a type error of the claim as a whole). So
+// the claim is read by hand up to `kind`, and then the struct of that kind reads the
+// rest of the table in place: the struct refuses missing and foreign fields, and the
+// TOML parser's path and line reach every error. Keys written before `kind`, other
+// than the ones every claim has, are buffered and still checked by the struct.
+
+impl<'de> Deserialize<'de> for Claim {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_struct("Claim", &["name", "text", "study", "kind"], ClaimVisitor)
+    }
+}
+
+/// The keys of the fields every claim has, whatever its kind.
+const COMMON_FIELDS: &[&str] = &["name", "text", "study"];
+
+/// The fields every claim has, as they are met.
+#[derive(Default)]
+struct Common {
+    name: Option<String>,
+    text: Option<String>,
+    study: Option<String>,
+}
+
+impl Common {
+    /// Reads the value of `key` if every claim has that field; `false` otherwise.
+    fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        let slot = match key {
+            "name" => &mut self.name,
+            "text" => &mut self.text,
+            "study" => &mut self.study,
+            _ => return Ok(false),
+        };
+        *slot = Some(map.next_value()?);
+        Ok(true)
+    }
+}
+
+struct ClaimVisitor;
+
+impl<'de> Visitor<'de> for ClaimVisitor {
+    type Value = Claim;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("struct Claim")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Claim, A::Error> {
+        let mut common = Common::default();
+        let mut early = Vec::new();
+        let kind = loop {
+            let Some(key) = map.next_key::<String>()? else {
+                return Err(A::Error::missing_field("kind"));
+            };
+            if key == "kind" {
+                break map.next_value::<ClaimKind>()?;
+            }
+            if !common.read(&key, &mut map)? {
+                early.push((key, map.next_value::<toml::Value>()?));
+            }
+        };
+        let mut rest = Rest {
+            early: early.into_iter(),
+            pending: None,
+            map,
+            common: &mut common,
+        };
+        let check = match kind {
+            ClaimKind::Ratio => Check::Ratio(rest.read()?),
+            ClaimKind::Compare => Check::Compare(rest.read()?),
+            ClaimKind::Trend => Check::Trend(rest.read()?),
+            ClaimKind::Value => Check::Value(rest.read()?),
+            ClaimKind::Speedup => Check::Speedup(rest.read()?),
+            ClaimKind::Reported => Check::Reported(rest.read()?),
+        };
+        Ok(Claim {
+            name: common.name.ok_or_else(|| A::Error::missing_field("name"))?,
+            text: common.text.unwrap_or_default(),
+            study: common
+                .study
+                .ok_or_else(|| A::Error::missing_field("study"))?,
+            check,
+        })
+    }
+}
+
+/// The keys of a claim after `kind`, as a map for the struct of its kind: first those
+/// buffered before `kind`, then the rest of the table in place, setting aside the
+/// fields every claim has.
+struct Rest<'c, A> {
+    early: std::vec::IntoIter<(String, toml::Value)>,
+    pending: Option<(String, toml::Value)>,
+    map: A,
+    common: &'c mut Common,
+}
+
+impl<'de, A: MapAccess<'de>> Rest<'_, A> {
+    fn read<T: Deserialize<'de>>(&mut self) -> Result<T, A::Error> {
+        T::deserialize(MapAccessDeserializer::new(self))
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        if let Some((key, value)) = self.early.next() {
+            let field = seed.deserialize(IntoDeserializer::<A::Error>::into_deserializer(
+                key.as_str(),
+            ))?;
+            self.pending = Some((key, value));
+            return Ok(Some(field));
+        }
+        let mut seed = Some(seed);
+        loop {
+            match self.map.next_key_seed(KeySeed(&mut seed))? {
+                None => return Ok(None),
+                Some(Key::Field(field)) => return Ok(Some(field)),
+                Some(Key::Common(key)) => {
+                    self.common.read(&key, &mut self.map)?;
+                }
+            }
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        match self.pending.take() {
+            // A buffered value has no place in the file any more: name its key.
+            Some((key, value)) => seed
+                .deserialize(value)
+                .map_err(|e| A::Error::custom(format_args!("field `{key}`: {}", e.message()))),
+            None => self.map.next_value_seed(seed),
+        }
+    }
+}
+
+/// A key of a claim after `kind`: a field every claim has, or one for the struct of
+/// its kind (whose key seed is used only then, so it is lent rather than moved).
+enum Key<F> {
+    Common(String),
+    Field(F),
+}
+
+struct KeySeed<'s, K>(&'s mut Option<K>);
+
+impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, K> {
+    type Value = Key<K::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        let key = String::deserialize(deserializer)?;
+        if COMMON_FIELDS.contains(&key.as_str()) {
+            return Ok(Key::Common(key));
+        }
+        let seed = self
+            .0
+            .take()
+            .ok_or_else(|| D::Error::custom("a key was read twice"))?;
+        seed.deserialize(key.into_deserializer()).map(Key::Field)
+    }
 }
 
 /// A reported number as a `reported` claim sees it.
@@ -233,78 +549,11 @@ fn bounds_text(lo: Option<f64>, hi: Option<f64>) -> String {
     }
 }
 
-/// Checks a claim's shape (required fields for its kind); `Err` names the
-/// problem.
-pub fn validate(claim: &Claim) -> Result<(), String> {
-    let need_right = matches!(claim.kind, ClaimKind::Ratio | ClaimKind::Compare);
-    if need_right && claim.right.is_none() {
-        return Err(format!("a {:?} claim needs `right`", claim.kind).to_lowercase());
-    }
-    if matches!(claim.kind, ClaimKind::Ratio | ClaimKind::Value)
-        && claim.at_least.is_none()
-        && claim.at_most.is_none()
-    {
-        return Err("needs `at_least` and/or `at_most`".into());
-    }
-    match claim.kind {
-        ClaimKind::Compare => match claim.expect {
-            Some(Expect::Less | Expect::Greater) => {}
-            _ => return Err("a compare claim needs `expect = \"less\"` or `\"greater\"`".into()),
-        },
-        ClaimKind::Trend => {
-            match claim.expect {
-                Some(Expect::Increasing | Expect::Decreasing) => {}
-                _ => {
-                    return Err(
-                        "a trend claim needs `expect = \"increasing\"` or `\"decreasing\"`".into(),
-                    )
-                }
-            }
-            if claim.over.is_none() {
-                return Err("a trend claim needs `over` (an axis field)".into());
-            }
-        }
-        ClaimKind::Speedup => {
-            if claim.over.is_none() || claim.at.is_none() {
-                return Err("a speedup claim needs `over` (an axis field) and `at`".into());
-            }
-            let bounded = claim.at_least.is_some() || claim.at_most.is_some();
-            if claim.right.is_none() && !bounded {
-                return Err(
-                    "a speedup claim without `right` needs `at_least` and/or `at_most`".into(),
-                );
-            }
-            if claim.right.is_some()
-                && !bounded
-                && !matches!(claim.expect, Some(Expect::Less | Expect::Greater))
-            {
-                return Err(
-                    "a speedup claim with `right` needs `expect` (less/greater) or bounds".into(),
-                );
-            }
-        }
-        ClaimKind::Reported => {
-            if claim.table.is_none() {
-                return Err("a reported claim needs `table`".into());
-            }
-            let range = claim.lower_metric.is_some() || claim.upper_metric.is_some();
-            if claim.tolerance.is_none() && !range {
-                return Err(
-                    "a reported claim needs `tolerance` or `lower_metric`/`upper_metric`".into(),
-                );
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// Whether `l` and `r` stand as `expect` says (`less`, otherwise greater), and the sign.
-fn compared(expect: Option<Expect>, l: f64, r: f64) -> (bool, &'static str) {
-    if expect == Some(Expect::Less) {
-        (l < r, "<")
-    } else {
-        (l > r, ">")
+/// Whether `l` and `r` stand as `expect` says, and the sign.
+fn compared(expect: Order, l: f64, r: f64) -> (bool, &'static str) {
+    match expect {
+        Order::Less => (l < r, "<"),
+        Order::Greater => (l > r, ">"),
     }
 }
 
@@ -355,6 +604,27 @@ fn speedup_of(
     Ok((b / t, base))
 }
 
+/// A claim's outcome from its verdict (or the reason it has none).
+fn result(
+    claim: &Claim,
+    outcome: Result<(bool, String), String>,
+    values: Vec<(String, f64)>,
+) -> ClaimResult {
+    let (status, detail) = match outcome {
+        Ok((true, d)) => (Status::Held, d),
+        Ok((false, d)) => (Status::NotHeld, d),
+        Err(e) => (Status::Error(e.clone()), e),
+    };
+    ClaimResult {
+        name: claim.name.clone(),
+        text: claim.text.clone(),
+        study: claim.study.clone(),
+        status,
+        values,
+        detail,
+    }
+}
+
 /// Evaluates a `reported` claim against the paper's numbers `points` (those of its study).
 pub fn evaluate_reported(
     claim: &Claim,
@@ -363,8 +633,15 @@ pub fn evaluate_reported(
 ) -> ClaimResult {
     let mut values = Vec::new();
     let outcome = (|| -> Result<(bool, String), String> {
-        validate(claim)?;
-        let table = claim.table.as_deref().unwrap_or("");
+        validate(claim).map_err(|e| e.to_string())?;
+        let Check::Reported(check) = &claim.check else {
+            return Err(format!(
+                "a {:?} claim is not checked against the paper's reported numbers",
+                claim.check.kind()
+            )
+            .to_lowercase());
+        };
+        let table = check.table.as_str();
         let mine: Vec<&ReportedPoint> = points.iter().filter(|p| p.table == table).collect();
         if mine.is_empty() {
             return Err(format!("no reported number has table `{table}`"));
@@ -385,7 +662,7 @@ pub fn evaluate_reported(
                 .map(|(k, v)| format!("{k}={}", label(v)))
                 .collect();
             let at = sel.join(", ");
-            if let Some(tol) = claim.tolerance {
+            if let Some(tol) = check.tolerance {
                 match mean_of(&p.selector, &p.metric) {
                     Some(o) => {
                         values.push((at.clone(), o));
@@ -400,11 +677,11 @@ pub fn evaluate_reported(
                     None => misses.push(format!("[{at}] no value of {}", p.metric)),
                 }
             } else {
-                let lo = claim
+                let lo = check
                     .lower_metric
                     .as_deref()
                     .and_then(|m| mean_of(&p.selector, m));
-                let hi = claim
+                let hi = check
                     .upper_metric
                     .as_deref()
                     .and_then(|m| mean_of(&p.selector, m));
@@ -422,12 +699,12 @@ pub fn evaluate_reported(
             }
         }
         let held = misses.is_empty();
-        let how = match claim.tolerance {
+        let how = match check.tolerance {
             Some(t) => format!("within {} of ours", fmt_num(t)),
             None => format!(
                 "between our {} and {}",
-                claim.lower_metric.as_deref().unwrap_or("-"),
-                claim.upper_metric.as_deref().unwrap_or("-")
+                check.lower_metric.as_deref().unwrap_or("-"),
+                check.upper_metric.as_deref().unwrap_or("-")
             ),
         };
         Ok((
@@ -444,191 +721,191 @@ pub fn evaluate_reported(
             },
         ))
     })();
-    let (status, detail) = match outcome {
-        Ok((true, d)) => (Status::Held, d),
-        Ok((false, d)) => (Status::NotHeld, d),
-        Err(e) => (Status::Error(e.clone()), e),
-    };
-    ClaimResult {
-        name: claim.name.clone(),
-        text: claim.text.clone(),
-        study: claim.study.clone(),
-        status,
-        values,
-        detail,
-    }
+    result(claim, outcome, values)
 }
 
 /// Evaluates a claim over a study's records; `default_metric` is used by
 /// operands that name none.
 pub fn evaluate(claim: &Claim, records: &[Record], default_metric: &str) -> ClaimResult {
     let mut values = Vec::new();
-    let status_detail = (|| -> Result<(bool, String), String> {
-        validate(claim)?;
-        let lm = claim.left.metric.as_deref().unwrap_or(default_metric);
-        match claim.kind {
-            ClaimKind::Value => {
-                let (l, n) = operand_mean(records, &claim.left, &[], default_metric)?;
-                values.push(("left".to_string(), l));
-                let ok = within(l, claim.at_least, claim.at_most);
-                Ok((
-                    ok,
-                    format!(
-                        "mean {} = {} (n={n}), expected {}",
-                        describe(&claim.left, lm),
-                        fmt_num(l),
-                        bounds_text(claim.at_least, claim.at_most)
-                    ),
-                ))
-            }
-            ClaimKind::Ratio | ClaimKind::Compare => {
-                let right = claim.right.as_ref().ok_or("missing right")?;
-                let rm = right.metric.as_deref().unwrap_or(default_metric);
-                let (l, nl) = operand_mean(records, &claim.left, &[], default_metric)?;
-                let (r, nr) = operand_mean(records, right, &[], default_metric)?;
-                values.push(("left".to_string(), l));
-                values.push(("right".to_string(), r));
-                let base = format!(
-                    "left {} = {} (n={nl}); right {} = {} (n={nr})",
-                    describe(&claim.left, lm),
+    let outcome = validate(claim)
+        .map_err(|e| e.to_string())
+        .and_then(|()| check(&claim.check, records, default_metric, &mut values));
+    result(claim, outcome, values)
+}
+
+/// The verdict of `check` with its explanation; the numbers behind it go to `values`.
+fn check(
+    check: &Check,
+    records: &[Record],
+    default_metric: &str,
+    values: &mut Vec<(String, f64)>,
+) -> Result<(bool, String), String> {
+    match check {
+        Check::Value(c) => {
+            let lm = c.left.metric.as_deref().unwrap_or(default_metric);
+            let (l, n) = operand_mean(records, &c.left, &[], default_metric)?;
+            values.push(("left".to_string(), l));
+            let ok = within(l, c.at_least, c.at_most);
+            Ok((
+                ok,
+                format!(
+                    "mean {} = {} (n={n}), expected {}",
+                    describe(&c.left, lm),
                     fmt_num(l),
-                    describe(right, rm),
-                    fmt_num(r)
-                );
-                if claim.kind == ClaimKind::Compare {
-                    let (ok, want) = compared(claim.expect, l, r);
-                    return Ok((ok, format!("{base}; expected left {want} right")));
-                }
-                if r == 0.0 {
-                    return Err("right mean is 0; ratio undefined".into());
-                }
-                let ratio = l / r;
-                values.push(("ratio".to_string(), ratio));
-                Ok((
-                    within(ratio, claim.at_least, claim.at_most),
-                    format!(
-                        "{base}; ratio {} expected {}",
-                        fmt_num(ratio),
-                        bounds_text(claim.at_least, claim.at_most)
-                    ),
-                ))
-            }
-            ClaimKind::Reported => {
-                Err("a reported claim is evaluated against the paper's reported numbers".into())
-            }
-            ClaimKind::Speedup => {
-                let over = claim.over.as_deref().ok_or("missing over")?;
-                let at = toml_to_json(claim.at.as_ref().ok_or("missing at")?);
-                let (l, base) = speedup_of(records, &claim.left, over, &at, default_metric)?;
-                values.push(("left speedup".to_string(), l));
-                let mut detail = format!(
-                    "left {} speedup {}={} -> {}: {}",
-                    describe(&claim.left, lm),
-                    over,
-                    label(&base),
-                    label(&at),
-                    fmt_num(l)
-                );
-                let Some(right) = &claim.right else {
-                    let ok = within(l, claim.at_least, claim.at_most);
-                    detail.push_str(&format!(
-                        "; expected {}",
-                        bounds_text(claim.at_least, claim.at_most)
-                    ));
-                    return Ok((ok, detail));
-                };
-                let rm = right.metric.as_deref().unwrap_or(default_metric);
-                let (r, _) = speedup_of(records, right, over, &at, default_metric)?;
-                values.push(("right speedup".to_string(), r));
-                detail.push_str(&format!(
-                    "; right {} speedup {}",
-                    describe(right, rm),
-                    fmt_num(r)
-                ));
-                if claim.at_least.is_some() || claim.at_most.is_some() {
-                    if r == 0.0 {
-                        return Err("right speedup is 0".into());
-                    }
-                    values.push(("ratio".to_string(), l / r));
-                    detail.push_str(&format!(
-                        "; ratio {} expected {}",
-                        fmt_num(l / r),
-                        bounds_text(claim.at_least, claim.at_most)
-                    ));
-                    return Ok((within(l / r, claim.at_least, claim.at_most), detail));
-                }
-                let (ok, want) = compared(claim.expect, l, r);
-                detail.push_str(&format!("; expected left {want} right"));
-                Ok((ok, detail))
-            }
-            ClaimKind::Trend => {
-                let over = claim.over.as_deref().ok_or("missing over")?;
-                let xs = values_of(records, &claim.left, over);
-                if xs.len() < 2 {
-                    return Err(format!(
-                        "a trend needs at least 2 values of `{over}` among the left runs, found {}",
-                        xs.len()
-                    ));
-                }
-                let mut seq = Vec::new();
-                for x in &xs {
-                    let at = [(over.to_string(), x.clone())];
-                    let (l, _) = operand_mean(records, &claim.left, &at, default_metric)?;
-                    let y = match &claim.right {
-                        Some(right) => {
-                            let (r, _) = operand_mean(records, right, &at, default_metric)?;
-                            if r == 0.0 {
-                                return Err(format!("right mean is 0 at {over}={}", label(x)));
-                            }
-                            l / r
-                        }
-                        None => l,
-                    };
-                    values.push((format!("{over}={}", label(x)), y));
-                    seq.push(y);
-                }
-                let increasing = claim.expect == Some(Expect::Increasing);
-                let ok = seq
-                    .windows(2)
-                    .all(|w| if increasing { w[1] > w[0] } else { w[1] < w[0] });
-                let what = if claim.right.is_some() {
-                    "left/right"
-                } else {
-                    "left mean"
-                };
-                let shown: Vec<String> = xs
-                    .iter()
-                    .zip(&seq)
-                    .map(|(x, y)| format!("{}: {}", label(x), fmt_num(*y)))
-                    .collect();
-                Ok((
-                    ok,
-                    format!(
-                        "{what} over {over}: {}; expected {}",
-                        shown.join(", "),
-                        if increasing {
-                            "increasing"
-                        } else {
-                            "decreasing"
-                        }
-                    ),
-                ))
-            }
+                    bounds_text(c.at_least, c.at_most)
+                ),
+            ))
         }
-    })();
-    let (status, detail) = match status_detail {
-        Ok((true, d)) => (Status::Held, d),
-        Ok((false, d)) => (Status::NotHeld, d),
-        Err(e) => (Status::Error(e.clone()), e),
-    };
-    ClaimResult {
-        name: claim.name.clone(),
-        text: claim.text.clone(),
-        study: claim.study.clone(),
-        status,
-        values,
-        detail,
+        Check::Ratio(c) => {
+            let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
+            if r == 0.0 {
+                return Err("right mean is 0; ratio undefined".into());
+            }
+            let ratio = l / r;
+            values.push(("ratio".to_string(), ratio));
+            Ok((
+                within(ratio, c.at_least, c.at_most),
+                format!(
+                    "{base}; ratio {} expected {}",
+                    fmt_num(ratio),
+                    bounds_text(c.at_least, c.at_most)
+                ),
+            ))
+        }
+        Check::Compare(c) => {
+            let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
+            let (ok, want) = compared(c.expect, l, r);
+            Ok((ok, format!("{base}; expected left {want} right")))
+        }
+        Check::Reported(_) => {
+            Err("a reported claim is evaluated against the paper's reported numbers".into())
+        }
+        Check::Speedup(c) => {
+            let lm = c.left.metric.as_deref().unwrap_or(default_metric);
+            let over = c.over.as_str();
+            let at = toml_to_json(&c.at);
+            let (l, base) = speedup_of(records, &c.left, over, &at, default_metric)?;
+            values.push(("left speedup".to_string(), l));
+            let mut detail = format!(
+                "left {} speedup {}={} -> {}: {}",
+                describe(&c.left, lm),
+                over,
+                label(&base),
+                label(&at),
+                fmt_num(l)
+            );
+            let Some(right) = &c.right else {
+                let ok = within(l, c.at_least, c.at_most);
+                detail.push_str(&format!(
+                    "; expected {}",
+                    bounds_text(c.at_least, c.at_most)
+                ));
+                return Ok((ok, detail));
+            };
+            let rm = right.metric.as_deref().unwrap_or(default_metric);
+            let (r, _) = speedup_of(records, right, over, &at, default_metric)?;
+            values.push(("right speedup".to_string(), r));
+            detail.push_str(&format!(
+                "; right {} speedup {}",
+                describe(right, rm),
+                fmt_num(r)
+            ));
+            if c.at_least.is_some() || c.at_most.is_some() {
+                if r == 0.0 {
+                    return Err("right speedup is 0".into());
+                }
+                values.push(("ratio".to_string(), l / r));
+                detail.push_str(&format!(
+                    "; ratio {} expected {}",
+                    fmt_num(l / r),
+                    bounds_text(c.at_least, c.at_most)
+                ));
+                return Ok((within(l / r, c.at_least, c.at_most), detail));
+            }
+            // Without bounds, `validate` made sure there is an `expect`.
+            let (ok, want) = compared(c.expect.unwrap_or(Order::Greater), l, r);
+            detail.push_str(&format!("; expected left {want} right"));
+            Ok((ok, detail))
+        }
+        Check::Trend(c) => {
+            let over = c.over.as_str();
+            let xs = values_of(records, &c.left, over);
+            if xs.len() < 2 {
+                return Err(format!(
+                    "a trend needs at least 2 values of `{over}` among the left runs, found {}",
+                    xs.len()
+                ));
+            }
+            let mut seq = Vec::new();
+            for x in &xs {
+                let at = [(over.to_string(), x.clone())];
+                let (l, _) = operand_mean(records, &c.left, &at, default_metric)?;
+                let y = match &c.right {
+                    Some(right) => {
+                        let (r, _) = operand_mean(records, right, &at, default_metric)?;
+                        if r == 0.0 {
+                            return Err(format!("right mean is 0 at {over}={}", label(x)));
+                        }
+                        l / r
+                    }
+                    None => l,
+                };
+                values.push((format!("{over}={}", label(x)), y));
+                seq.push(y);
+            }
+            let increasing = c.expect == Direction::Increasing;
+            let ok = seq
+                .windows(2)
+                .all(|w| if increasing { w[1] > w[0] } else { w[1] < w[0] });
+            let what = if c.right.is_some() {
+                "left/right"
+            } else {
+                "left mean"
+            };
+            let shown: Vec<String> = xs
+                .iter()
+                .zip(&seq)
+                .map(|(x, y)| format!("{}: {}", label(x), fmt_num(*y)))
+                .collect();
+            Ok((
+                ok,
+                format!(
+                    "{what} over {over}: {}; expected {}",
+                    shown.join(", "),
+                    if increasing {
+                        "increasing"
+                    } else {
+                        "decreasing"
+                    }
+                ),
+            ))
+        }
     }
+}
+
+/// The means of `left` and `right` (pushed to `values`) and the sentence giving them.
+fn both_means(
+    records: &[Record],
+    left: &Operand,
+    right: &Operand,
+    default_metric: &str,
+    values: &mut Vec<(String, f64)>,
+) -> Result<(f64, f64, String), String> {
+    let lm = left.metric.as_deref().unwrap_or(default_metric);
+    let rm = right.metric.as_deref().unwrap_or(default_metric);
+    let (l, nl) = operand_mean(records, left, &[], default_metric)?;
+    let (r, nr) = operand_mean(records, right, &[], default_metric)?;
+    values.push(("left".to_string(), l));
+    values.push(("right".to_string(), r));
+    let base = format!(
+        "left {} = {} (n={nl}); right {} = {} (n={nr})",
+        describe(left, lm),
+        fmt_num(l),
+        describe(right, rm),
+        fmt_num(r)
+    );
+    Ok((l, r, base))
 }
 
 #[cfg(test)]
@@ -690,7 +967,6 @@ study = "x"
 kind = "reported"
 table = "Table 1"
 tolerance = {tolerance}
-left = {{}}
 "#
         ))
         .unwrap()

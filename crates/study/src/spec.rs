@@ -40,14 +40,14 @@ pub enum SpecError {
     },
 }
 
-fn field_prefix(field: &Option<String>) -> String {
+pub(crate) fn field_prefix(field: &Option<String>) -> String {
     match field {
         Some(f) if !f.is_empty() && f != "." => format!("field `{f}`: "),
         _ => String::new(),
     }
 }
 
-fn line_suffix(line: &Option<usize>) -> String {
+pub(crate) fn line_suffix(line: &Option<usize>) -> String {
     match line {
         Some(l) => format!(" (line {l})"),
         None => String::new(),
