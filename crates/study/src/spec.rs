@@ -54,28 +54,48 @@ pub(crate) fn line_suffix(line: &Option<usize>) -> String {
     }
 }
 
-/// A validated experiment spec.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Spec {
+/// An experiment spec. Parsing reads it with its axes and quick overrides as written
+/// in the file; validation turns those into [`Axis`] and [`QuickSpec`], the default
+/// parameters and the form every other function takes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    bound(deserialize = "A: Deserialize<'de>, Q: Deserialize<'de>")
+)]
+pub struct Spec<A = Axis, Q = QuickSpec> {
     /// Short name; also names result files (`NAME.jsonl`).
     pub name: String,
     /// Free text describing the experiment.
+    #[serde(default)]
     pub description: String,
     /// Where the spec came from (file name), for error messages.
+    #[serde(skip_deserializing)]
     pub origin: String,
     /// Runs per axis combination; seeds are `seed_base .. seed_base + trials`.
+    #[serde(default = "default_one")]
     pub trials: u64,
     /// Seed of the first trial.
+    #[serde(default = "default_one")]
     pub seed_base: u64,
     /// The base run configuration the axis values are applied to.
+    #[serde(default)]
     pub base: toml::Table,
     /// Axes in declaration order (first is outermost in the expansion).
-    pub axes: Vec<Axis>,
+    #[serde(default, rename(deserialize = "axis"))]
+    pub axes: Vec<A>,
     /// Overrides applied in `--quick` mode.
-    pub quick: Option<QuickSpec>,
+    #[serde(default)]
+    pub quick: Option<Q>,
     /// Output preferences (tables and plots).
+    #[serde(default)]
     pub output: OutputSpec,
 }
+
+/// A spec as parsed, before validation: its `[[axis]]` tables and quick axes as
+/// written. A quick axis is kept as a TOML value with its place, told apart as a list
+/// or a range by validation, so that a misspelled range key is reported as such (an
+/// untagged list-or-range would only say that neither matched), with its line.
+type WrittenSpec = Spec<WrittenAxis, QuickSpec<toml::Spanned<toml::Value>>>;
 
 /// One swept parameter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -92,15 +112,30 @@ pub struct Axis {
     pub labels: Vec<String>,
 }
 
-/// Overrides for `--quick` mode (small, fast variants of an experiment).
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub struct QuickSpec {
+/// Overrides for `--quick` mode (small, fast variants of an experiment). `V` is the
+/// form of an axis's values: as written while parsing, the list of values (the
+/// default) once validated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, bound(deserialize = "V: Deserialize<'de>"))]
+pub struct QuickSpec<V = Vec<toml::Value>> {
     /// Replaces `trials` when set.
+    #[serde(default)]
     pub trials: Option<u64>,
     /// Dotted-path overrides of base fields, applied before the axes.
+    #[serde(default, deserialize_with = "table_entries")]
     pub base: Vec<(String, toml::Value)>,
     /// Replacement values for named axes.
-    pub axes: BTreeMap<String, Vec<toml::Value>>,
+    #[serde(default, rename(deserialize = "axis"))]
+    pub axes: BTreeMap<String, V>,
+}
+
+/// Reads a table as its entries, in the table's order.
+fn table_entries<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<(String, toml::Value)>, D::Error> {
+    Ok(toml::Table::deserialize(deserializer)?
+        .into_iter()
+        .collect())
 }
 
 /// Output preferences of a spec (`[output]`).
@@ -211,60 +246,33 @@ fn default_one() -> u64 {
     1
 }
 
+/// An `[[axis]]` table as written. Kept apart from [`Axis`] because validation needs
+/// what was written, not only the values it stands for: it tells an empty `values`
+/// from a missing one, and names a missing or bad part of a `range` by its path
+/// (`axis[0].range.step`), neither of which serde can do while parsing.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSpec {
-    name: String,
-    #[serde(default)]
-    description: String,
-    #[serde(default = "default_one")]
-    trials: u64,
-    #[serde(default = "default_one")]
-    seed_base: u64,
-    #[serde(default)]
-    base: toml::Table,
-    #[serde(default)]
-    axis: Vec<RawAxis>,
-    #[serde(default)]
-    quick: Option<RawQuick>,
-    #[serde(default)]
-    output: OutputSpec,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawAxis {
+struct WrittenAxis {
     field: String,
     #[serde(default)]
     values: Option<Vec<toml::Value>>,
     #[serde(default)]
-    range: Option<RawRange>,
+    range: Option<Range>,
     #[serde(default)]
     labels: Option<Vec<String>>,
 }
 
+/// A range of axis values, `{ from, to, step }`; its parts are checked as it is
+/// expanded.
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-struct RawRange {
+struct Range {
     #[serde(default)]
     from: Option<toml::Value>,
     #[serde(default)]
     to: Option<toml::Value>,
     #[serde(default)]
     step: Option<toml::Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawQuick {
-    #[serde(default)]
-    trials: Option<u64>,
-    #[serde(default)]
-    base: toml::Table,
-    /// A list of values or a range table; told apart after parsing so that a
-    /// misspelled range key is reported as such (with its line).
-    #[serde(default)]
-    axis: BTreeMap<String, toml::Spanned<toml::Value>>,
 }
 
 /// Converts a 0-based byte offset to a 1-based line number.
@@ -303,36 +311,43 @@ pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(
 /// Parses and validates an experiment spec. `origin` names the file in
 /// error messages.
 pub fn parse_spec(text: &str, origin: &str) -> Result<Spec, SpecError> {
-    let raw: RawSpec = parse_toml(text, origin)?;
+    let written: WrittenSpec = parse_toml(text, origin)?;
+    validate(written, text, origin)
+}
+
+/// Checks a spec as written and turns its axes and quick overrides into their
+/// validated form. Errors name the field by its path; only a quick axis, whose value
+/// is told apart here as a list or a range, is also placed by its line in `text`.
+fn validate(written: WrittenSpec, text: &str, origin: &str) -> Result<Spec, SpecError> {
     let invalid = |field: &str, message: String| SpecError::Invalid {
         origin: origin.to_string(),
         field: field.to_string(),
         message,
     };
-    if raw.name.trim().is_empty() {
+    if written.name.trim().is_empty() {
         return Err(invalid("name", "must not be empty".into()));
     }
-    if raw
+    if written
         .name
         .chars()
         .any(|c| c == '/' || c == '\\' || c.is_control())
-        || raw.name.starts_with('.')
+        || written.name.starts_with('.')
     {
         return Err(invalid(
             "name",
             "must be usable as a file name (no slashes, not starting with '.')".into(),
         ));
     }
-    if raw.trials == 0 {
+    if written.trials == 0 {
         return Err(invalid("trials", "must be at least 1".into()));
     }
     // Seeds are stored in the run configuration as TOML integers (i64).
-    check_seeds(raw.seed_base, raw.trials).map_err(|m| invalid("trials", m))?;
-    if let Some(t) = raw.quick.as_ref().and_then(|q| q.trials) {
-        check_seeds(raw.seed_base, t).map_err(|m| invalid("quick.trials", m))?;
+    check_seeds(written.seed_base, written.trials).map_err(|m| invalid("trials", m))?;
+    if let Some(t) = written.quick.as_ref().and_then(|q| q.trials) {
+        check_seeds(written.seed_base, t).map_err(|m| invalid("quick.trials", m))?;
     }
     let mut axes: Vec<Axis> = Vec::new();
-    for (i, a) in raw.axis.into_iter().enumerate() {
+    for (i, a) in written.axes.into_iter().enumerate() {
         let here = format!("axis[{i}]");
         check_path(&a.field).map_err(|m| invalid(&format!("{here}.field"), m))?;
         if axes.iter().any(|b| b.field == a.field) {
@@ -370,19 +385,17 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Spec, SpecError> {
         });
     }
 
-    let quick = match raw.quick {
+    let quick = match written.quick {
         None => None,
         Some(q) => {
             if q.trials == Some(0) {
                 return Err(invalid("quick.trials", "must be at least 1".into()));
             }
-            let mut base = Vec::new();
-            for (k, v) in q.base {
-                check_path(&k).map_err(|m| invalid(&format!("quick.base.{k}"), m))?;
-                base.push((k, v));
+            for (k, _) in &q.base {
+                check_path(k).map_err(|m| invalid(&format!("quick.base.{k}"), m))?;
             }
             let mut qaxes = BTreeMap::new();
-            for (k, v) in q.axis {
+            for (k, v) in q.axes {
                 let here = format!("quick.axis.{k}");
                 if !axes.iter().any(|a| a.field == k) {
                     return Err(invalid(&here, "names no axis of the spec".into()));
@@ -394,7 +407,7 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Spec, SpecError> {
                         l
                     }
                     toml::Value::Table(t) => {
-                        let r: RawRange =
+                        let r: Range =
                             toml::Value::Table(t)
                                 .try_into()
                                 .map_err(|e: toml::de::Error| SpecError::Parse {
@@ -435,13 +448,13 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Spec, SpecError> {
             }
             Some(QuickSpec {
                 trials: q.trials,
-                base,
+                base: q.base,
                 axes: qaxes,
             })
         }
     };
 
-    let output = raw.output;
+    let output = written.output;
     if !(output.confidence > 0.0 && output.confidence < 1.0) {
         return Err(invalid(
             "output.confidence",
@@ -473,12 +486,12 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Spec, SpecError> {
     }
 
     let spec = Spec {
-        name: raw.name,
-        description: raw.description,
+        name: written.name,
+        description: written.description,
         origin: origin.to_string(),
-        trials: raw.trials,
-        seed_base: raw.seed_base,
-        base: raw.base,
+        trials: written.trials,
+        seed_base: written.seed_base,
+        base: written.base,
         axes,
         quick,
         output,
@@ -528,7 +541,7 @@ fn check_values(values: &[toml::Value]) -> Result<(), String> {
     Ok(())
 }
 
-fn expand_range(r: &RawRange, field: &str, origin: &str) -> Result<Vec<toml::Value>, SpecError> {
+fn expand_range(r: &Range, field: &str, origin: &str) -> Result<Vec<toml::Value>, SpecError> {
     let invalid = |sub: &str, message: String| SpecError::Invalid {
         origin: origin.to_string(),
         field: if sub.is_empty() {
