@@ -20,7 +20,7 @@ pub mod sweep;
 pub mod table;
 pub mod value;
 
-pub use claims::{evaluate, Claim, ClaimKind, ClaimResult, Status};
+pub use claims::{evaluate, Check, Claim, ClaimKind, ClaimResult, Status};
 pub use report::{report, ReportOptions, ReportOutput};
 pub use reproduce::{
     list_papers, reproduce, reproduce_from, Experiments, PaperInfo, PaperSource, ReproReport,

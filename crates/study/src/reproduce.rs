@@ -36,10 +36,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::claims::{
-    evaluate, evaluate_reported, validate, Claim, ClaimKind, ClaimResult, ReportedPoint, Status,
+    evaluate, evaluate_reported, validate, Check, Claim, ClaimResult, ReportedPoint, Status,
 };
 use crate::plot::{plot_records, PlotRequest};
-use crate::spec::{default_group_by, line_of, parse_spec, parse_toml, Spec};
+use crate::spec::{
+    default_group_by, field_prefix, line_of, line_suffix, parse_spec, parse_toml, Spec, SpecError,
+};
 use crate::sweep::{plan_sweep, run_plan, Runner, SweepOptions, DEFAULT_MAX_RUNS};
 use crate::table::{render_aligned, render_markdown, summarize, SummaryTable, TableOptions};
 use crate::value::{fmt_num, label, toml_to_json};
@@ -314,27 +316,114 @@ pub fn read_paper(paper_dir: &Path) -> anyhow::Result<Paper> {
 
 fn read_paper_from(source: &PaperSource) -> anyhow::Result<Paper> {
     let (origin, text) = source.read(PAPER_FILE)?;
-    Ok(parse_toml::<Paper>(&text, &origin)?)
+    Ok(parse_paper(&text, &origin)?)
 }
 
-/// The lines where each `[[claim]]` and `[[reported]]` of a paper file
-/// starts, for messages about them.
+/// An error in a paper file, naming the file, the entry at fault (a claim also by its
+/// name), the line where the entry starts and the field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PaperError {
+    /// The file does not parse, or a field outside the claims is unacceptable.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// A claim is malformed, repeats a name or names no study of the paper.
+    #[error(
+        "{origin}: claim[{index}] `{name}`{}: {}{message}",
+        line_suffix(.line),
+        field_prefix(.field)
+    )]
+    Claim {
+        /// File name (or other origin) of the text.
+        origin: String,
+        /// Position among the claims (0-based).
+        index: usize,
+        /// The claim's name.
+        name: String,
+        /// 1-based line where the claim starts, if known.
+        line: Option<usize>,
+        /// The claim's field at fault, if one is.
+        field: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+    /// A reported number names no study of the paper, or none where one is needed.
+    #[error(
+        "{origin}: reported[{index}]{}: {}{message}",
+        line_suffix(.line),
+        field_prefix(.field)
+    )]
+    Reported {
+        /// File name (or other origin) of the text.
+        origin: String,
+        /// Position among the reported numbers (0-based).
+        index: usize,
+        /// 1-based line where the entry starts, if known.
+        line: Option<usize>,
+        /// The entry's field at fault, if one is.
+        field: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Each `[[claim]]` and `[[reported]]` of a paper file as plain TOML with its place in
+/// the text, for messages about them.
 #[derive(Deserialize, Default)]
-struct PaperLines {
+struct PaperEntries {
     #[serde(default)]
     claim: Vec<toml::Spanned<toml::Value>>,
     #[serde(default)]
     reported: Vec<toml::Spanned<toml::Value>>,
 }
 
-impl PaperLines {
-    fn of(text: &str) -> (Vec<usize>, Vec<usize>) {
-        let lines: PaperLines = toml::from_str(text).unwrap_or_default();
+impl PaperEntries {
+    /// The lines where each claim and each reported number starts.
+    fn lines(text: &str) -> (Vec<usize>, Vec<usize>) {
+        let entries: PaperEntries = toml::from_str(text).unwrap_or_default();
         let at = |v: &[toml::Spanned<toml::Value>]| {
             v.iter().map(|s| line_of(text, s.span().start)).collect()
         };
-        (at(&lines.claim), at(&lines.reported))
+        (at(&entries.claim), at(&entries.reported))
     }
+
+    /// The name of claim `index`, if it has one.
+    fn claim_name(text: &str, index: usize) -> Option<String> {
+        let entries: PaperEntries = toml::from_str(text).ok()?;
+        let claim = entries.claim.get(index)?;
+        Some(claim.get_ref().get("name")?.as_str()?.to_string())
+    }
+}
+
+/// Parses a paper file. An error about a claim as a whole (a field its kind needs is
+/// missing) names the claim, as the other errors about a claim do.
+fn parse_paper(text: &str, origin: &str) -> Result<Paper, PaperError> {
+    parse_toml::<Paper>(text, origin).map_err(|err| {
+        if let SpecError::Parse {
+            origin,
+            field: Some(field),
+            line,
+            message,
+        } = &err
+        {
+            let index = field
+                .strip_prefix("claim[")
+                .and_then(|f| f.strip_suffix(']'))
+                .and_then(|i| i.parse().ok());
+            if let Some((index, name)) =
+                index.and_then(|i| Some((i, PaperEntries::claim_name(text, i)?)))
+            {
+                return PaperError::Claim {
+                    origin: origin.clone(),
+                    index,
+                    name,
+                    line: *line,
+                    field: None,
+                    message: message.clone(),
+                };
+            }
+        }
+        err.into()
+    })
 }
 
 /// Reads a paper and its specs, checking that claims and reported numbers
@@ -346,22 +435,31 @@ pub fn load_paper(paper_dir: &Path) -> anyhow::Result<(Paper, Vec<Spec>)> {
 /// [`load_paper`] from any source.
 pub fn load_paper_from(source: &PaperSource) -> anyhow::Result<(Paper, Vec<Spec>)> {
     let (file, text) = source.read(PAPER_FILE)?;
-    let paper = parse_toml::<Paper>(&text, &file)?;
-    let (claim_lines, reported_lines) = PaperLines::of(&text);
-    let claim_at = |i: usize| {
-        claim_lines
-            .get(i)
-            .map(|l| format!(" (line {l})"))
-            .unwrap_or_default()
-    };
-    let reported_at = |i: usize| {
-        reported_lines
-            .get(i)
-            .map(|l| format!(" (line {l})"))
-            .unwrap_or_default()
+    let paper = parse_paper(&text, &file)?;
+    let (claim_lines, reported_lines) = PaperEntries::lines(&text);
+    let claim_error =
+        |i: usize, c: &Claim, field: Option<&str>, message: String| PaperError::Claim {
+            origin: file.clone(),
+            index: i,
+            name: c.name.clone(),
+            line: claim_lines.get(i).copied(),
+            field: field.map(str::to_string),
+            message,
+        };
+    let reported_error = |i: usize, field: Option<&str>, message: String| PaperError::Reported {
+        origin: file.clone(),
+        index: i,
+        line: reported_lines.get(i).copied(),
+        field: field.map(str::to_string),
+        message,
     };
     if paper.studies.is_empty() {
-        bail!("{file}: field `studies`: must list at least one spec file");
+        return Err(SpecError::Invalid {
+            origin: file,
+            field: "studies".into(),
+            message: "must list at least one spec file".into(),
+        }
+        .into());
     }
     let mut specs: Vec<Spec> = Vec::new();
     for s in &paper.studies {
@@ -376,35 +474,26 @@ pub fn load_paper_from(source: &PaperSource) -> anyhow::Result<(Paper, Vec<Spec>
     let mut seen = Vec::new();
     for (i, c) in paper.claims.iter().enumerate() {
         if seen.contains(&c.name) {
-            bail!(
-                "{file}: claim[{i}] `{}`{}: duplicate claim name",
-                c.name,
-                claim_at(i)
-            );
+            return Err(claim_error(i, c, None, "duplicate claim name".into()).into());
         }
         seen.push(c.name.clone());
         if !names.contains(&c.study.as_str()) {
-            bail!(
-                "{file}: claim[{i}] `{}`{}: field `study`: no study named `{}` (have: {})",
-                c.name,
-                claim_at(i),
-                c.study,
-                names.join(", ")
-            );
+            let message = format!("no study named `{}` (have: {})", c.study, names.join(", "));
+            return Err(claim_error(i, c, Some("study"), message).into());
         }
-        validate(c)
-            .map_err(|e| anyhow::anyhow!("{file}: claim[{i}] `{}`{}: {e}", c.name, claim_at(i)))?;
+        validate(c).map_err(|e| claim_error(i, c, None, e.to_string()))?;
     }
     for (i, r) in paper.reported.iter().enumerate() {
         match &r.study {
-            Some(s) if !names.contains(&s.as_str()) => bail!(
-                "{file}: reported[{i}]{}: field `study`: no study named `{s}`",
-                reported_at(i)
-            ),
-            None if specs.len() > 1 => bail!(
-                "{file}: reported[{i}]{}: field `study` is required when the paper has several studies",
-                reported_at(i)
-            ),
+            Some(s) if !names.contains(&s.as_str()) => {
+                let message = format!("no study named `{s}`");
+                return Err(reported_error(i, Some("study"), message).into());
+            }
+            None if specs.len() > 1 => {
+                let message =
+                    "field `study` is required when the paper has several studies".to_string();
+                return Err(reported_error(i, None, message).into());
+            }
             _ => {}
         }
     }
@@ -884,7 +973,7 @@ pub fn reproduce_from(
         .claims
         .iter()
         .map(|c| match records_of.get(&c.study) {
-            Some(recs) if c.kind == ClaimKind::Reported => {
+            Some(recs) if matches!(c.check, Check::Reported(_)) => {
                 evaluate_reported(c, &points_of(&c.study), recs)
             }
             Some(recs) => evaluate(c, recs, &metric_of(&c.study)),

@@ -1,0 +1,319 @@
+//! Claims: named, checkable statements over the records of a study, e.g.
+//! "the daemon is at least 10% slower with 2 KB pages".
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+mod eval;
+mod read;
+
+pub use eval::{evaluate, evaluate_reported};
+
+/// Kind of claim: the value of its `kind` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimKind {
+    /// See [`RatioCheck`].
+    Ratio,
+    /// See [`CompareCheck`].
+    Compare,
+    /// See [`TrendCheck`].
+    Trend,
+    /// See [`ValueCheck`].
+    Value,
+    /// See [`SpeedupCheck`].
+    Speedup,
+    /// See [`ReportedCheck`].
+    Reported,
+}
+
+/// Which side is expected to be smaller (`compare`, `speedup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// left < right.
+    #[serde(alias = "<")]
+    Less,
+    /// left > right.
+    #[serde(alias = ">")]
+    Greater,
+}
+
+/// Direction of a `trend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// The sequence increases strictly.
+    Increasing,
+    /// The sequence decreases strictly.
+    Decreasing,
+}
+
+/// A set of runs and the metric taken from them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Operand {
+    /// Selector: configuration field (dotted) → required value.
+    #[serde(default, rename = "where")]
+    pub selector: BTreeMap<String, toml::Value>,
+    /// Metric (dotted path into results); defaults to the study's metric.
+    #[serde(default)]
+    pub metric: Option<String>,
+}
+
+/// A claim as written in `paper.toml` (`[[claim]]`): the fields every claim has,
+/// and beside them, under `kind`, the fields of its check.
+// Deserialized by hand (see `read`), so that errors in the check keep their path and
+// line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Claim {
+    /// Short unique name.
+    pub name: String,
+    /// The statement in words (usually quoting the paper).
+    pub text: String,
+    /// Name of the study (spec `name`) whose records are checked.
+    pub study: String,
+    /// What is checked.
+    #[serde(flatten)]
+    pub check: Check,
+}
+
+/// What a claim checks: one variant per `kind`, holding exactly the fields that kind
+/// takes, so a missing field or one of another kind is refused when the file is read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Check {
+    /// `kind = "ratio"`.
+    Ratio(RatioCheck),
+    /// `kind = "compare"`.
+    Compare(CompareCheck),
+    /// `kind = "trend"`.
+    Trend(TrendCheck),
+    /// `kind = "value"`.
+    Value(ValueCheck),
+    /// `kind = "speedup"`.
+    Speedup(SpeedupCheck),
+    /// `kind = "reported"`.
+    Reported(ReportedCheck),
+}
+
+/// mean(left) / mean(right) lies within [`at_least`, `at_most`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatioCheck {
+    /// Numerator runs (default: all runs).
+    #[serde(default)]
+    pub left: Operand,
+    /// Denominator runs.
+    pub right: Operand,
+    /// Lower bound (inclusive).
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    /// Upper bound (inclusive).
+    #[serde(default)]
+    pub at_most: Option<f64>,
+}
+
+/// mean(left) is less (or greater) than mean(right), per `expect`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareCheck {
+    /// Left runs (default: all runs).
+    #[serde(default)]
+    pub left: Operand,
+    /// Right runs.
+    pub right: Operand,
+    /// How left stands to right.
+    pub expect: Order,
+}
+
+/// At each value of `over`, mean(left)/mean(right) (or mean(left) alone when there is
+/// no `right`) forms an increasing/decreasing sequence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrendCheck {
+    /// Left runs (default: all runs).
+    #[serde(default)]
+    pub left: Operand,
+    /// Right runs, dividing left at each value of `over`.
+    #[serde(default)]
+    pub right: Option<Operand>,
+    /// Axis field the sequence runs over.
+    pub over: String,
+    /// Direction of the sequence.
+    pub expect: Direction,
+}
+
+/// mean(left) lies within [`at_least`, `at_most`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueCheck {
+    /// Runs (default: all runs).
+    #[serde(default)]
+    pub left: Operand,
+    /// Lower bound (inclusive).
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    /// Upper bound (inclusive).
+    #[serde(default)]
+    pub at_most: Option<f64>,
+}
+
+/// Speedup along `over`: mean at the smallest value of `over` divided by the mean at
+/// `at`. Without `right`, left's speedup lies within [`at_least`, `at_most`]; with
+/// `right`, left's speedup is greater/less than right's (`expect`) or their ratio lies
+/// within the bounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpeedupCheck {
+    /// Runs whose speedup is taken (default: all runs).
+    #[serde(default)]
+    pub left: Operand,
+    /// Runs whose speedup left's is compared with.
+    #[serde(default)]
+    pub right: Option<Operand>,
+    /// Axis field the speedup runs along.
+    pub over: String,
+    /// The value of `over` at which the speedup is taken (e.g. 16 processors).
+    pub at: toml::Value,
+    /// Lower bound (inclusive) of left's speedup, or of its ratio to right's.
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    /// Upper bound (inclusive) of left's speedup, or of its ratio to right's.
+    #[serde(default)]
+    pub at_most: Option<f64>,
+    /// How left's speedup stands to right's, when there are no bounds.
+    #[serde(default)]
+    pub expect: Option<Order>,
+}
+
+/// Every `[[reported]]` number of the paper for this study whose `table` is the
+/// claim's `table` matches ours: within `tolerance` (absolute), or, with
+/// `lower_metric`/`upper_metric`, between our values of those metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportedCheck {
+    /// The `table` of the reported numbers checked.
+    pub table: String,
+    /// Largest absolute difference allowed.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// Metric of our lower bound (with `upper_metric`).
+    #[serde(default)]
+    pub lower_metric: Option<String>,
+    /// Metric of our upper bound (a missing value: unbounded).
+    #[serde(default)]
+    pub upper_metric: Option<String>,
+}
+
+impl Check {
+    /// The `kind` of the check.
+    pub fn kind(&self) -> ClaimKind {
+        match self {
+            Check::Ratio(_) => ClaimKind::Ratio,
+            Check::Compare(_) => ClaimKind::Compare,
+            Check::Trend(_) => ClaimKind::Trend,
+            Check::Value(_) => ClaimKind::Value,
+            Check::Speedup(_) => ClaimKind::Speedup,
+            Check::Reported(_) => ClaimKind::Reported,
+        }
+    }
+}
+
+/// A check whose fields are each well formed but say nothing checkable together:
+/// what the types cannot require (one of two optional fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// A ratio or value claim without bounds.
+    #[error("needs `at_least` and/or `at_most`")]
+    Unbounded,
+    /// A speedup claim with neither `right` nor bounds.
+    #[error("a speedup claim without `right` needs `at_least` and/or `at_most`")]
+    UnboundedSpeedup,
+    /// A speedup claim with `right` but neither `expect` nor bounds.
+    #[error("a speedup claim with `right` needs `expect` (less/greater) or bounds")]
+    SpeedupWithoutComparison,
+    /// A reported claim with neither `tolerance` nor a metric to bound by.
+    #[error("a reported claim needs `tolerance` or `lower_metric`/`upper_metric`")]
+    ReportedWithoutMeasure,
+}
+
+/// Checks what reading a claim cannot: that it has a bound or a way to compare
+/// where its kind needs one of several optional fields.
+pub fn validate(claim: &Claim) -> Result<(), ShapeError> {
+    let bounded = |lo: Option<f64>, hi: Option<f64>| lo.is_some() || hi.is_some();
+    match &claim.check {
+        Check::Ratio(c) if !bounded(c.at_least, c.at_most) => Err(ShapeError::Unbounded),
+        Check::Value(c) if !bounded(c.at_least, c.at_most) => Err(ShapeError::Unbounded),
+        Check::Speedup(c) if !bounded(c.at_least, c.at_most) => match (&c.right, c.expect) {
+            (None, _) => Err(ShapeError::UnboundedSpeedup),
+            (Some(_), None) => Err(ShapeError::SpeedupWithoutComparison),
+            (Some(_), Some(_)) => Ok(()),
+        },
+        Check::Reported(c)
+            if c.tolerance.is_none() && c.lower_metric.is_none() && c.upper_metric.is_none() =>
+        {
+            Err(ShapeError::ReportedWithoutMeasure)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A reported number as a `reported` claim sees it.
+#[derive(Debug, Clone)]
+pub struct ReportedPoint {
+    /// Where in the paper.
+    pub table: String,
+    /// Selector of our runs.
+    pub selector: Vec<(String, Value)>,
+    /// Metric compared.
+    pub metric: String,
+    /// The paper's value.
+    pub value: f64,
+}
+
+/// Outcome of a claim.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Status {
+    /// The records support the claim.
+    Held,
+    /// The records contradict the claim.
+    NotHeld,
+    /// The claim could not be evaluated (e.g. a selector matched nothing).
+    Error(String),
+}
+
+/// A claim with its outcome and the numbers behind it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClaimResult {
+    /// Claim name.
+    pub name: String,
+    /// Claim statement.
+    pub text: String,
+    /// Study checked.
+    pub study: String,
+    /// Outcome.
+    pub status: Status,
+    /// Named values behind the verdict (means, ratios, ...).
+    pub values: Vec<(String, f64)>,
+    /// One-line explanation with the numbers.
+    pub detail: String,
+}
+
+impl ClaimResult {
+    /// Whether the claim held.
+    pub fn held(&self) -> bool {
+        self.status == Status::Held
+    }
+
+    /// `held`, `NOT HELD` or `ERROR: ...`.
+    pub fn verdict(&self) -> String {
+        match &self.status {
+            Status::Held => "held".to_string(),
+            Status::NotHeld => "NOT HELD".to_string(),
+            Status::Error(e) => format!("ERROR: {e}"),
+        }
+    }
+}
