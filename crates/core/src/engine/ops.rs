@@ -156,18 +156,8 @@ impl Engine {
         write: bool,
         count: u32,
     ) -> Result<Ns, SimError> {
+        let (node, vpn) = self.global_vpn(tid, local_vpn, "referenced")?;
         let th = &mut self.threads[tid as usize];
-        let node = th.node;
-        let vpn = Vpn(self.progs[th.prog as usize].base_vpn + local_vpn.0);
-        if vpn.idx() >= self.mm.mem.npages() {
-            return Err(SimError::Policy {
-                policy: "workload".into(),
-                message: format!(
-                    "thread {tid} referenced page {} outside its address space",
-                    local_vpn.0
-                ),
-            });
-        }
         let end = self
             .mm
             .reference(
@@ -189,19 +179,20 @@ impl Engine {
         Ok(end)
     }
 
-    pub(super) fn advise(&mut self, tid: u32, local_vpn: Vpn, now: Ns) -> Result<Ns, SimError> {
+    /// Thread `tid`'s node and the run's page for its program page `local_vpn`; a page
+    /// outside the program's address space is the workload's error (`what` it did).
+    #[inline]
+    fn global_vpn(&self, tid: u32, local_vpn: Vpn, what: &str) -> Result<(NodeId, Vpn), SimError> {
         let th = &self.threads[tid as usize];
-        let node = th.node;
         let vpn = Vpn(self.progs[th.prog as usize].base_vpn + local_vpn.0);
         if vpn.idx() >= self.mm.mem.npages() {
-            return Err(SimError::Policy {
-                policy: "workload".into(),
-                message: format!(
-                    "thread {tid} advised page {} outside its address space",
-                    local_vpn.0
-                ),
-            });
+            return Err(outside(tid, local_vpn, what));
         }
+        Ok((th.node, vpn))
+    }
+
+    pub(super) fn advise(&mut self, tid: u32, local_vpn: Vpn, now: Ns) -> Result<Ns, SimError> {
+        let (node, vpn) = self.global_vpn(tid, local_vpn, "advised")?;
         let (policy, mut ctx) = self.ctx(now, node);
         policy.on_advise(&mut ctx, ThreadId(tid), vpn);
         let end = now + ctx.cost;
@@ -265,5 +256,16 @@ impl Engine {
         if p.live > 0 && p.barrier_waiting.len() as u32 >= p.live {
             self.release_barrier(pi, u32::MAX, now);
         }
+    }
+}
+
+#[cold]
+fn outside(tid: u32, local_vpn: Vpn, what: &str) -> SimError {
+    SimError::Policy {
+        policy: "workload".into(),
+        message: format!(
+            "thread {tid} {what} page {} outside its address space",
+            local_vpn.0
+        ),
     }
 }
