@@ -184,21 +184,19 @@ impl<F: Family> Component<F> {
 
     /// Every registered component with its default parameters, sorted by name.
     pub fn all() -> Vec<Self> {
-        F::entries()
-            .iter()
-            .map(|&e| Component {
-                entry: e,
-                params: (F::meta(e).default)(),
-            })
-            .collect()
+        F::entries().iter().map(|&e| Self::defaults(e)).collect()
     }
 
     /// The component named `kind` with its default parameters.
     pub fn default_of(kind: &str) -> Option<Self> {
-        Self::find(kind).map(|e| Component {
-            entry: e,
-            params: (F::meta(e).default)(),
-        })
+        Self::find(kind).map(Self::defaults)
+    }
+
+    fn defaults(entry: &'static F::Entry) -> Self {
+        Component {
+            entry,
+            params: (F::meta(entry).default)(),
+        }
     }
 
     fn find(kind: &str) -> Option<&'static F::Entry> {
