@@ -40,7 +40,8 @@ fn machine(page: u64) -> MachineConfig {
 fn config(page: u64, workload: WorkloadConfig) -> RunConfig {
     RunConfig {
         machine: machine(page),
-        workload,
+        workload: Some(workload),
+        program: Vec::new(),
         policy: PolicyConfig::new(StaticConfig {
             placement: StaticPlacement::RoundRobin,
             ..Default::default()

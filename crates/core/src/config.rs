@@ -1,6 +1,7 @@
 //! The configuration of one run: machine, workload, policy, scheduler, seed, reporting.
 
-use crate::engine::{Engine, EngineOptions, SimError};
+use crate::engine::{Engine, EngineOptions, Launch, SimError};
+use crate::estimate::Footprint;
 use crate::error::ConfigError;
 use crate::estimate::{Estimate, Part};
 use crate::fields::Fields;
@@ -83,6 +84,18 @@ pub mod seed_format {
     }
 }
 
+/// One program of a multiprogrammed run (a `[[program]]` table).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Fields)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramConfig {
+    /// The workload it runs; its own `threads` field gives the program's thread count.
+    pub workload: WorkloadConfig,
+    /// When the program starts: its threads are created at this time (ns). Default 0.
+    #[serde(default)]
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    pub start_ns: u64,
+}
+
 /// A fully resolved run configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Fields)]
 #[serde(deny_unknown_fields)]
@@ -90,9 +103,15 @@ pub struct RunConfig {
     /// The machine.
     #[field(nested)]
     pub machine: MachineConfig,
-    /// The workload.
-    #[serde(default)]
-    pub workload: WorkloadConfig,
+    /// The workload of a run of one program (absent when `program` lists the programs;
+    /// absent from both: the default workload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadConfig>,
+    /// The programs of a multiprogrammed run, in order (`[[program]]` tables); their
+    /// threads are numbered one program after another and their address spaces laid out
+    /// one after another. Empty: the run is the one `workload`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub program: Vec<ProgramConfig>,
     /// The placement policy.
     #[serde(default)]
     pub policy: PolicyConfig,
@@ -109,16 +128,135 @@ pub struct RunConfig {
     pub report: ReportConfig,
 }
 
+/// The dotted path of program `i`'s field `field` (written as `workload...`): itself in
+/// a run of one `workload`, under `program[i]` in a multiprogrammed run.
+fn program_field(multi: bool, i: usize, field: &str) -> String {
+    if multi {
+        format!("program[{i}].{field}")
+    } else {
+        field.to_string()
+    }
+}
+
 impl RunConfig {
+    /// A run of one program, `workload`, with every other setting at its default.
+    pub fn of(machine: MachineConfig, workload: WorkloadConfig) -> RunConfig {
+        RunConfig {
+            machine,
+            workload: Some(workload),
+            program: Vec::new(),
+            policy: PolicyConfig::default(),
+            scheduler: SchedulerConfig::default(),
+            seed: DEFAULT_SEED,
+            report: ReportConfig::default(),
+        }
+    }
+
+    /// The run's programs: the `[[program]]` list, or the one `workload` starting at 0.
+    /// Giving both is an error.
+    pub fn programs(&self) -> Result<Vec<ProgramConfig>, ConfigError> {
+        match (&self.workload, self.program.is_empty()) {
+            (Some(_), false) => Err(ConfigError::new(
+                "program",
+                "a run has either one `workload` or a list of `[[program]]` tables, not both",
+            )),
+            (w, true) => Ok(vec![ProgramConfig {
+                workload: w.clone().unwrap_or_default(),
+                start_ns: 0,
+            }]),
+            (None, false) => Ok(self.program.clone()),
+        }
+    }
+
+    /// Every workload configuration of the run with the dotted path it is written at
+    /// (`workload`, or `program[i].workload`), for a caller that completes them (e.g.
+    /// loads the matrix a workload names).
+    pub fn workloads_mut(&mut self) -> Vec<(String, &mut WorkloadConfig)> {
+        if self.program.is_empty() {
+            let w = self.workload.get_or_insert_with(WorkloadConfig::default);
+            return vec![("workload".to_string(), w)];
+        }
+        self.program
+            .iter_mut()
+            .enumerate()
+            .map(|(i, p)| (format!("program[{i}].workload"), &mut p.workload))
+            .collect()
+    }
+
+    /// The kinds of the run's workloads, joined by ` + ` (for headings).
+    pub fn workload_kinds(&self) -> String {
+        match &self.workload {
+            Some(w) if self.program.is_empty() => w.kind().to_string(),
+            _ if self.program.is_empty() => WorkloadConfig::default().kind().to_string(),
+            _ => self
+                .program
+                .iter()
+                .map(|p| p.workload.kind())
+                .collect::<Vec<_>>()
+                .join(" + "),
+        }
+    }
+
+    /// Whether the run lists its programs (`[[program]]`), so fields are named under
+    /// `program[i]`.
+    fn multi(&self) -> bool {
+        !self.program.is_empty()
+    }
+
+    /// An error of program `i`'s workload, its field moved under `program[i]` in a
+    /// multiprogrammed run.
+    fn in_program(&self, i: usize, mut e: ConfigError) -> ConfigError {
+        if self.multi() {
+            e.field = program_field(true, i, &e.field);
+        }
+        e
+    }
+
+    /// Each program's footprint (ranges and start time checked), in order.
+    fn footprints(&self, machine: &Machine) -> Result<Vec<Footprint>, ConfigError> {
+        let programs = self.programs()?;
+        let mut fps = Vec::with_capacity(programs.len());
+        let mut threads = 0u64;
+        for (i, p) in programs.iter().enumerate() {
+            p.check_ranges(&format!("program[{i}]"))?;
+            let fp = p
+                .workload
+                .footprint(machine)
+                .map_err(|e| self.in_program(i, e))?;
+            threads += fp.threads as u64;
+            if threads > crate::estimate::MAX_THREADS as u64 {
+                return Err(ConfigError::new(
+                    program_field(self.multi(), i, "workload.threads"),
+                    format!(
+                        "the programs have {threads} threads or more; a run has at most {}",
+                        crate::estimate::MAX_THREADS
+                    ),
+                ));
+            }
+            fps.push(fp);
+        }
+        Ok(fps)
+    }
+
     /// Builds the engine for this configuration (validating everything).
     pub fn engine(&self) -> Result<Engine, SimError> {
         let machine = Machine::new(self.machine.clone())?;
-        let programs = self.workload.build(&machine)?;
+        let mut launches = Vec::new();
+        for (i, p) in self.programs()?.iter().enumerate() {
+            let built = p
+                .workload
+                .build(&machine)
+                .map_err(|e| self.in_program(i, e))?;
+            launches.extend(built.into_iter().map(|program| Launch {
+                program,
+                start: Ns(p.start_ns),
+            }));
+        }
         let policy = self.policy.build(&machine)?;
         let scheduler = self.scheduler.build();
         Engine::new(
             machine,
-            programs,
+            launches,
             policy,
             scheduler,
             EngineOptions {
@@ -135,40 +273,73 @@ impl RunConfig {
     pub fn estimate(&self) -> Result<Estimate, ConfigError> {
         self.report.check_ranges("report")?;
         let machine = Machine::new(self.machine.clone())?;
-        let fp = self.workload.footprint(&machine)?;
+        let fps = self.footprints(&machine)?;
+        let multi = self.multi();
+        let field = |i: usize, f: &str| program_field(multi, i, f);
+        // The run's totals; the fields named are those of the program that weighs most.
+        let largest = |key: fn(&Footprint) -> u64| {
+            (0..fps.len()).max_by_key(|&i| (key(&fps[i]), std::cmp::Reverse(i))).unwrap_or(0)
+        };
+        let (by_pages, by_ops) = (largest(|f| f.pages), largest(|f| f.ops));
+        let sum = |key: fn(&Footprint) -> u64| {
+            fps.iter().fold(0u64, |s, f| s.saturating_add(key(f)))
+        };
+        let size = field(by_pages, fps[by_pages].size_field);
+        let ops_field = field(by_ops, fps[by_ops].ops_field);
+        let total = Footprint {
+            pages: sum(|f| f.pages),
+            threads: sum(|f| f.threads as u64) as u32,
+            ops: sum(|f| f.ops),
+            iterations: sum(|f| f.iterations),
+            ..fps[by_ops].clone()
+        };
         let nodes = machine.nodes() as u64;
         let frames = machine.config.frames_per_node as u64 * nodes;
-        if fp.pages > frames {
+        if total.pages > frames {
+            let what = if multi {
+                "the programs need"
+            } else {
+                "the workload needs"
+            };
             return Err(ConfigError::new(
-                fp.size_field,
+                size,
                 format!(
-                    "the workload needs {} pages but the machine has only {frames} frames \
+                    "{what} {} pages but the machine has only {frames} frames \
                      ({nodes} nodes x machine.frames_per_node {})",
-                    fp.pages, machine.config.frames_per_node
+                    total.pages, machine.config.frames_per_node
                 ),
             ));
         }
         let policy = self.policy.build(&machine)?;
-        self.scheduler.check(&machine, fp.threads)?;
+        let mut shapes = Vec::with_capacity(fps.len());
+        let mut first_thread = 0;
+        for (fp, p) in fps.iter().zip(self.programs()?) {
+            shapes.push(crate::sched::ProgramShape {
+                threads: fp.threads,
+                first_thread,
+                start: Ns(p.start_ns),
+            });
+            first_thread += fp.threads;
+        }
+        self.scheduler.check(&machine, &shapes)?;
         let own = policy
             .daemons(&machine)
             .iter()
             .filter(|d| d.placement == crate::policy::DaemonPlacement::OwnProcessor)
             .count();
-        if own > 0 && fp.threads as usize + own > machine.procs() {
+        if own > 0 && total.threads as usize + own > machine.procs() {
             return Err(ConfigError::new(
-                "workload.threads",
+                field(0, "workload.threads"),
                 format!(
                     "{} threads and {own} daemon(s) of policy `{}` that need a processor of \
                      their own do not fit on {} processors",
-                    fp.threads,
+                    total.threads,
                     policy.name(),
                     machine.procs()
                 ),
             ));
         }
-        let pages = fp.pages;
-        let size = fp.size_field.to_string();
+        let pages = total.pages;
         let part = |what: &'static str, field: &str, bytes: u64| Part {
             what,
             field: field.to_string(),
@@ -195,8 +366,11 @@ impl RunConfig {
                 &size,
                 pages.saturating_mul(policy.state_bytes_per_page()),
             ),
-            part("workload tables", &size, fp.bytes),
-            part(
+        ];
+        for (i, fp) in fps.iter().enumerate() {
+            let size = field(i, fp.size_field);
+            parts.push(part("workload tables", &size, fp.bytes));
+            parts.push(part(
                 "threads and their generated operations",
                 &size,
                 (fp.threads as u64).saturating_mul(
@@ -205,15 +379,15 @@ impl RunConfig {
                             .saturating_mul(std::mem::size_of::<crate::workload::Op>() as u64),
                     ),
                 ),
-            ),
+            ));
             // Vectors grow by doubling: twice the points' bytes bounds the capacity.
-            part(
+            parts.push(part(
                 "series points at iteration ends",
-                fp.ops_field,
+                &field(i, fp.ops_field),
                 fp.iterations
                     .saturating_mul(2 * std::mem::size_of::<SeriesPoint>() as u64),
-            ),
-        ];
+            ));
+        }
         if self.report.per_page {
             parts.push(part(
                 "per-page report",
@@ -229,7 +403,9 @@ impl RunConfig {
                     .saturating_mul(2 * std::mem::size_of::<SeriesPoint>() as u64),
             ));
         }
-        Ok(Estimate::from_parts(&fp, parts))
+        let mut e = Estimate::from_parts(&total, parts);
+        e.ops_field = ops_field;
+        Ok(e)
     }
 
     /// For every page of the run (numbered as the engine numbers them: the programs'
@@ -239,7 +415,15 @@ impl RunConfig {
         let machine = Machine::new(self.machine.clone())?;
         let ps = machine.page_size();
         let mut names = Vec::new();
-        for p in self.workload.build(&machine)? {
+        let mut built = Vec::new();
+        for (i, p) in self.programs()?.iter().enumerate() {
+            built.extend(
+                p.workload
+                    .build(&machine)
+                    .map_err(|e| self.in_program(i, e))?,
+            );
+        }
+        for p in built {
             let layout = p.layout();
             let base = names.len();
             names.resize(base + layout.pages(ps) as usize, String::new());

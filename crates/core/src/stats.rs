@@ -105,6 +105,36 @@ pub struct ThreadStats {
     pub fault_wait_ns: u64,
 }
 
+/// One program's outcome (a multiprogrammed run has several; each is its threads'
+/// totals and its own times).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramStats {
+    /// The program's name (its workload).
+    pub name: String,
+    /// Its threads (global ids `first_thread ..`).
+    pub threads: u32,
+    /// Global id of its first thread.
+    pub first_thread: u32,
+    /// Pages of its address space (the run's pages `first_vpn ..`).
+    pub pages: u64,
+    /// The run's number of its first page.
+    pub first_vpn: u32,
+    /// When it started (ns).
+    pub start_ns: u64,
+    /// When its last thread finished (ns).
+    pub completion_ns: u64,
+    /// Its turnaround: completion minus start (ns).
+    pub turnaround_ns: u64,
+    /// Its threads' references.
+    pub refs: RefCounts,
+    /// Faults its threads took.
+    pub faults: u64,
+    /// Its threads' time waiting at barriers and locks (ns).
+    pub sync_wait_ns: u64,
+    /// Its threads' time in fault handling (ns).
+    pub fault_ns: u64,
+}
+
 /// Counters over one interval of a run (one program iteration, or one fixed time interval).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeriesPoint {
@@ -172,6 +202,8 @@ pub struct Stats {
     pub daemon_passes: u64,
     /// Pages in the address space.
     pub npages: u64,
+    /// Per-program outcomes, in the run's order.
+    pub programs: Vec<ProgramStats>,
     /// Per-thread outcomes.
     pub threads: Vec<ThreadStats>,
     /// Per-interval counters.

@@ -31,7 +31,8 @@ fn sixteen_nodes() -> MachineConfig {
 fn run_cfg(machine: MachineConfig, workload: WorkloadConfig, policy: PolicyConfig) -> Stats {
     RunConfig {
         machine,
-        workload,
+        workload: Some(workload),
+        program: Vec::new(),
         policy,
         scheduler: SchedulerConfig::default(),
         seed: 7,
@@ -308,11 +309,12 @@ fn a_preempted_threads_chunks_move_to_running_threads() {
     machine.frames_per_node = 1024;
     let cfg = RunConfig {
         machine,
-        workload: WorkloadConfig::new(MatvecConfig {
+        workload: Some(WorkloadConfig::new(MatvecConfig {
             n: 64,
             iterations: 3,
             ..Default::default()
-        }),
+        })),
+        program: Vec::new(),
         policy: static_policy(StaticPlacement::FirstTouch),
         scheduler: SchedulerConfig::new(ScriptedConfig {
             first_proc: 0,
@@ -320,6 +322,7 @@ fn a_preempted_threads_chunks_move_to_running_threads() {
                 at_ns: 0,
                 action: ScriptAction::Preempt,
                 threads: [1, 1],
+                program: None,
                 proc: None,
             }],
         }),
@@ -337,6 +340,7 @@ fn a_preempted_threads_chunks_move_to_running_threads() {
             at_ns: 10_000_000,
             action: ScriptAction::Resume,
             threads: [1, 1],
+            program: None,
             proc: Some(1),
         });
     }
@@ -367,10 +371,11 @@ fn a_workload_larger_than_memory_is_a_configuration_error() {
     machine.frames_per_node = 10;
     let cfg = RunConfig {
         machine,
-        workload: WorkloadConfig::new(MatvecConfig {
+        workload: Some(WorkloadConfig::new(MatvecConfig {
             n: 64,
             ..Default::default()
-        }),
+        })),
+        program: Vec::new(),
         policy: PolicyConfig::default(),
         scheduler: SchedulerConfig::default(),
         seed: 1,

@@ -147,12 +147,13 @@ fn two_daemons_each_examine_their_own_partition() {
     let run = |daemons| {
         RunConfig {
             machine: sixteen_sat(),
-            workload: WorkloadConfig::new(MatvecSyntheticConfig {
+            workload: Some(WorkloadConfig::new(MatvecSyntheticConfig {
                 n: 64,
                 threads: Some(4),
                 refs_per_nonzero: 10,
                 ..Default::default()
-            }),
+            })),
+            program: Vec::new(),
             policy: PolicyConfig::new(HollidayConfig {
                 daemons,
                 ..Default::default()
@@ -194,12 +195,13 @@ fn sixteen_sat() -> MachineConfig {
 fn synthetic(policy: PolicyConfig, refs: u32) -> Stats {
     RunConfig {
         machine: sixteen_sat(),
-        workload: WorkloadConfig::new(MatvecSyntheticConfig {
+        workload: Some(WorkloadConfig::new(MatvecSyntheticConfig {
             n: 128,
             threads: Some(8),
             refs_per_nonzero: refs,
             ..Default::default()
-        }),
+        })),
+        program: Vec::new(),
         policy,
         scheduler: SchedulerConfig::default(),
         seed: 1,
@@ -242,12 +244,13 @@ fn matvec_sparse_references_the_three_vectors_once_per_entry() {
     let rows = SparseRows::new("tiny", vec![0, 2, 5]).unwrap();
     let s = RunConfig {
         machine: sixteen_sat(),
-        workload: WorkloadConfig::new(MatvecSparseConfig {
+        workload: Some(WorkloadConfig::new(MatvecSparseConfig {
             threads: Some(2),
             refs_per_nonzero: 3,
             rows: Some(Arc::new(rows)),
             ..Default::default()
-        }),
+        })),
+        program: Vec::new(),
         policy: none(),
         scheduler: SchedulerConfig::default(),
         seed: 1,
@@ -263,12 +266,13 @@ fn matvec_sparse_references_the_three_vectors_once_per_entry() {
 fn surface_wave_threads_never_wait_for_each_other() {
     let s = RunConfig {
         machine: sixteen_sat(),
-        workload: WorkloadConfig::new(SurfaceWaveConfig {
+        workload: Some(WorkloadConfig::new(SurfaceWaveConfig {
             n: 20,
             total_ms: 1_000,
             threads: Some(4),
             ..Default::default()
-        }),
+        })),
+        program: Vec::new(),
         policy: none(),
         scheduler: SchedulerConfig::default(),
         seed: 1,
@@ -288,13 +292,14 @@ fn jacobi_threads_wait_at_the_barrier_for_the_slowest() {
     // the workers sweep their partitions.
     let s = RunConfig {
         machine: sixteen_sat(),
-        workload: WorkloadConfig::new(numaplace_core::workload::JacobiConfig {
+        workload: Some(WorkloadConfig::new(numaplace_core::workload::JacobiConfig {
             n: 32,
             iterations: 2,
             threads: Some(4),
             checker: true,
             ..Default::default()
-        }),
+        })),
+        program: Vec::new(),
         policy: none(),
         scheduler: SchedulerConfig::default(),
         seed: 1,
@@ -311,13 +316,14 @@ fn surface_wave_partition_major_layout_keeps_most_references_local() {
     let run = |layout| {
         RunConfig {
             machine: sixteen_sat(),
-            workload: WorkloadConfig::new(SurfaceWaveConfig {
+            workload: Some(WorkloadConfig::new(SurfaceWaveConfig {
                 n: 40,
                 total_ms: 500,
                 threads: Some(4),
                 layout,
                 ..Default::default()
-            }),
+            })),
+            program: Vec::new(),
             policy: none(),
             scheduler: SchedulerConfig::default(),
             seed: 1,

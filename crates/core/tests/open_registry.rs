@@ -54,12 +54,13 @@ impl Policy for Corner {
 fn run_with(policy: PolicyConfig) -> numaplace_core::Stats {
     RunConfig {
         machine: numaplace_core::mm::test_machine_config(2),
-        workload: WorkloadConfig::new(JacobiConfig {
+        workload: Some(WorkloadConfig::new(JacobiConfig {
             n: 16,
             iterations: 2,
             threads: Some(2),
             ..JacobiConfig::default()
-        }),
+        })),
+        program: Vec::new(),
         policy,
         scheduler: Default::default(),
         seed: 1,

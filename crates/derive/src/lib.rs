@@ -93,6 +93,11 @@ fn expand_counters(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 #ident { #(#members: self.#members - earlier.#members),* }
             }
 
+            /// Adds `other`'s counts to these, counter by counter (totals over parts).
+            pub fn add_all(&mut self, other: &#ident) {
+                #(self.#members += other.#members;)*
+            }
+
             /// Every counter with its name, label and value, in declaration order.
             pub fn counters(&self) -> [::numaplace_core::stats::Counter; #n] {
                 [#(#entries),*]

@@ -48,11 +48,17 @@ fn builtin(name: &str) -> Option<Result<SparseMatrix, String>> {
 
 /// The row structure of matrix `name` (a built-in name or a file path).
 pub fn sparse_rows(name: &str) -> Result<SparseRows, UserError> {
+    sparse_rows_at("workload", name)
+}
+
+/// [`sparse_rows`] for the workload written at dotted path `workload` (errors name its
+/// `matrix` field).
+fn sparse_rows_at(workload: &str, name: &str) -> Result<SparseRows, UserError> {
     let m = match builtin(name) {
         Some(r) => r.map_err(|e| UserError::new(format!("built-in matrix `{name}`: {e}")))?,
         None => read_path(name).map_err(|e| {
             UserError::new(format!(
-                "workload.matrix: {e} (built-in matrices: {})",
+                "{workload}.matrix: {e} (built-in matrices: {})",
                 BUILTIN_MATRICES
                     .iter()
                     .map(|(n, _)| *n)
@@ -70,9 +76,11 @@ pub fn sparse_rows(name: &str) -> Result<SparseRows, UserError> {
 
 /// Loads whatever `cfg`'s workload reads from outside the core.
 pub fn load_inputs(cfg: &mut RunConfig) -> Result<(), UserError> {
-    if let Some(c) = cfg.workload.get_mut::<MatvecSparseConfig>() {
-        if c.rows.is_none() {
-            c.rows = Some(Arc::new(sparse_rows(&c.matrix)?));
+    for (path, w) in cfg.workloads_mut() {
+        if let Some(c) = w.get_mut::<MatvecSparseConfig>() {
+            if c.rows.is_none() {
+                c.rows = Some(Arc::new(sparse_rows_at(&path, &c.matrix)?));
+            }
         }
     }
     Ok(())

@@ -174,40 +174,19 @@ fn resolve_inner(
     merge(&mut machine, file_machine);
     doc.insert("machine".into(), toml::Value::Table(machine));
 
+    let programs = doc.contains_key("program");
+    if programs {
+        programs_table(&mut doc, &origin, ov)?;
+    }
     for (key, chosen, default) in [
         ("workload", &ov.workload, DEFAULT_WORKLOAD),
         ("policy", &ov.policy, DEFAULT_POLICY),
     ] {
-        let mut table = match doc.remove(key) {
-            None => toml::Table::new(),
-            Some(toml::Value::Table(t)) => t,
-            Some(toml::Value::String(kind)) => {
-                let mut t = toml::Table::new();
-                t.insert("kind".into(), toml::Value::String(kind));
-                t
-            }
-            Some(_) => {
-                return Err(UserError::new(format!(
-                    "{origin}: `{key}` must be a table or a kind name"
-                )))
-            }
-        };
-        let file_kind = table
-            .get("kind")
-            .and_then(|k| k.as_str())
-            .map(str::to_string);
-        let kind = match (chosen, file_kind) {
-            (Some(c), Some(f)) if *c != f => {
-                // Another kind's parameters do not apply to the one chosen on the command line.
-                table.clear();
-                c.clone()
-            }
-            (Some(c), _) => c.clone(),
-            (None, Some(f)) => f,
-            (None, None) => default.to_string(),
-        };
-        table.insert("kind".into(), toml::Value::String(kind));
-        doc.insert(key.into(), toml::Value::Table(table));
+        if key == "workload" && programs {
+            continue;
+        }
+        let table = take_component(&mut doc, key, &origin)?;
+        doc.insert(key.into(), toml::Value::Table(with_kind(table, chosen, default)));
     }
     if let Some(seed) = ov.seed {
         // TOML integers stop at 2^63 - 1; larger seeds travel as strings.
@@ -226,6 +205,94 @@ fn resolve_inner(
     cfg.estimate()
         .map_err(|e| field_error(&origin, text, &ov.sets, &e.field, &e.message))?;
     Ok(cfg)
+}
+
+/// Removes the component section `key` (a table, or a kind name) from `doc`.
+fn take_component(
+    doc: &mut toml::Table,
+    key: &str,
+    origin: &str,
+) -> Result<toml::Table, UserError> {
+    match doc.remove(key) {
+        None => Ok(toml::Table::new()),
+        Some(toml::Value::Table(t)) => Ok(t),
+        Some(toml::Value::String(kind)) => {
+            let mut t = toml::Table::new();
+            t.insert("kind".into(), toml::Value::String(kind));
+            Ok(t)
+        }
+        Some(_) => Err(UserError::new(format!(
+            "{origin}: `{key}` must be a table or a kind name"
+        ))),
+    }
+}
+
+/// A component's table with its kind settled: the command line's choice (whose kind's
+/// parameters then replace another kind's), the file's, or the default.
+fn with_kind(mut table: toml::Table, chosen: &Option<String>, default: &str) -> toml::Table {
+    let file_kind = table
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .map(str::to_string);
+    let kind = match (chosen, file_kind) {
+        (Some(c), Some(f)) if *c != f => {
+            // Another kind's parameters do not apply to the one chosen on the command line.
+            table.clear();
+            c.clone()
+        }
+        (Some(c), _) => c.clone(),
+        (None, Some(f)) => f,
+        (None, None) => default.to_string(),
+    };
+    table.insert("kind".into(), toml::Value::String(kind));
+    table
+}
+
+/// Checks a multiprogrammed run's `[[program]]` list and settles each program's
+/// workload kind (a table or a kind name; no default: a program names what it runs).
+fn programs_table(doc: &mut toml::Table, origin: &str, ov: &Overrides) -> Result<(), UserError> {
+    if doc.contains_key("workload") {
+        return Err(UserError::new(format!(
+            "{origin}: a run has either one `[workload]` or a list of `[[program]]` tables, \
+             not both"
+        )));
+    }
+    if ov.workload.is_some() {
+        return Err(UserError::new(format!(
+            "--workload chooses the workload of a one-program run; {origin} lists \
+             `[[program]]` tables: set `program[i].workload.kind` instead"
+        )));
+    }
+    let Some(toml::Value::Array(list)) = doc.get_mut("program") else {
+        return Err(UserError::new(format!(
+            "{origin}: `program` must be a list of tables (`[[program]]`)"
+        )));
+    };
+    if list.is_empty() {
+        return Err(UserError::new(format!(
+            "{origin}: `program` lists no program; give at least one `[[program]]` or use \
+             `[workload]`"
+        )));
+    }
+    for (i, p) in list.iter_mut().enumerate() {
+        let toml::Value::Table(t) = p else {
+            return Err(UserError::new(format!(
+                "{origin}: program[{i}] must be a table"
+            )));
+        };
+        if !t.contains_key("workload") {
+            return Err(UserError::new(format!(
+                "{origin}: program[{i}].workload: missing; every program names its workload \
+                 (`workload = {{ kind = \"...\" }}`)"
+            )));
+        }
+        let w = take_component(t, "workload", &format!("{origin}: program[{i}]"))?;
+        t.insert(
+            "workload".into(),
+            toml::Value::Table(with_kind(w, &None, DEFAULT_WORKLOAD)),
+        );
+    }
+    Ok(())
 }
 
 /// Turns the merged document into a typed configuration. The sections chosen by `kind`
@@ -259,10 +326,23 @@ fn typed(
                 .map(|r| r.map(drop))
         }),
     ];
-    for (key, kinds, parse) in sections {
-        let Some(toml::Value::Table(t)) = doc.get(key) else {
-            continue;
-        };
+    // Each program's workload is a section of its own too.
+    let mut located: Vec<(String, Vec<&str>, Parse, &toml::Table)> = Vec::new();
+    for (key, kinds, parse) in &sections {
+        if let Some(toml::Value::Table(t)) = doc.get(*key) {
+            located.push((key.to_string(), kinds.clone(), *parse, t));
+        }
+    }
+    if let Some(toml::Value::Array(list)) = doc.get("program") {
+        let (_, kinds, parse) = &sections[0];
+        for (i, p) in list.iter().enumerate() {
+            if let Some(toml::Value::Table(t)) = p.get("workload") {
+                located.push((format!("program[{i}].workload"), kinds.clone(), *parse, t));
+            }
+        }
+    }
+    for (key, kinds, parse, t) in located {
+        let key = key.as_str();
         let mut rest = t.clone();
         let kind = match rest.remove("kind") {
             Some(toml::Value::String(k)) => k,
@@ -285,7 +365,11 @@ fn typed(
                     text,
                     sets,
                     &format!("{key}.kind"),
-                    &format!("unknown {key} `{kind}`; known: {}", kinds.join(", ")),
+                    &format!(
+                        "unknown {} `{kind}`; known: {}",
+                        key.rsplit('.').next().unwrap_or(key),
+                        kinds.join(", ")
+                    ),
                 ))
             }
             Some(Err(e)) => {
@@ -369,18 +453,52 @@ pub fn line_of(text: &str, path: &str) -> Option<usize> {
     let mut table: &dyn toml_edit::TableLike = doc.as_table();
     let mut span = None;
     for part in path.split('.') {
-        let key = part.split('[').next().unwrap_or(part);
+        let (key, index) = split_index(part);
         let Some((k, item)) = table.get_key_value(key) else {
             break;
         };
         span = k.span().or_else(|| item.span()).or(span);
-        match item.as_table_like() {
+        // `name[i]` steps into the i-th table of a list of tables.
+        let item_table: Option<&dyn toml_edit::TableLike> = match index {
+            None => item.as_table_like(),
+            Some(i) => match item {
+                toml_edit::Item::ArrayOfTables(a) => a.get(i).map(|t| {
+                    let t: &dyn toml_edit::TableLike = t;
+                    t
+                }),
+                _ => item
+                    .as_array()
+                    .and_then(|a| a.get(i))
+                    .and_then(|v| v.as_inline_table())
+                    .map(|t| {
+                        let t: &dyn toml_edit::TableLike = t;
+                        t
+                    }),
+            },
+        };
+        if index.is_some() {
+            if let Some(t) = item_table {
+                // The element's first key marks where it is written.
+                if let Some((k, _)) = t.iter().next().and_then(|(k, _)| t.get_key_value(k)) {
+                    span = k.span().or(span);
+                }
+            }
+        }
+        match item_table {
             Some(t) => table = t,
             None => break,
         }
     }
     let start = span?.start;
     Some(text[..start.min(text.len())].matches('\n').count() + 1)
+}
+
+/// A path segment `name[i]` as its name and index; `name` alone has none.
+fn split_index(part: &str) -> (&str, Option<usize>) {
+    match part.split_once('[') {
+        Some((name, rest)) => (name, rest.strip_suffix(']').and_then(|i| i.parse().ok())),
+        None => (part, None),
+    }
 }
 
 /// Deep-merges `over` into `base`: tables merge, everything else replaces.
@@ -414,27 +532,74 @@ pub fn apply_set(doc: &mut toml::Table, s: &str) -> Result<(), UserError> {
         .ok()
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(raw.to_string()));
-    let parts: Vec<&str> = path.split('.').map(str::trim).collect();
-    let mut table = doc;
-    for (i, p) in parts.iter().enumerate() {
-        if i + 1 == parts.len() {
-            table.insert(p.to_string(), value);
-            return Ok(());
+    // `program[1].start_ns` and `program.1.start_ns` both name an element of a list.
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('.').map(str::trim) {
+        match p.split_once('[') {
+            Some((name, rest)) => {
+                parts.push(name);
+                parts.push(rest.strip_suffix(']').unwrap_or(rest));
+            }
+            None => parts.push(p),
         }
-        let entry = table
-            .entry(p.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        table = match entry {
-            toml::Value::Table(t) => t,
-            _ => {
-                return Err(UserError::new(format!(
-                    "--set `{s}`: `{}` is a value, not a table",
-                    parts[..=i].join(".")
-                )))
+    }
+    let mut here = Place::Table(doc);
+    for (i, p) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let named = || parts[..=i].join(".");
+        here = match here {
+            Place::Table(table) => {
+                if last {
+                    table.insert(p.to_string(), value);
+                    return Ok(());
+                }
+                match table
+                    .entry(p.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                {
+                    toml::Value::Table(t) => Place::Table(t),
+                    toml::Value::Array(a) => Place::Array(a),
+                    _ => {
+                        return Err(UserError::new(format!(
+                            "--set `{s}`: `{}` is a value, not a table",
+                            named()
+                        )))
+                    }
+                }
+            }
+            Place::Array(list) => {
+                let len = list.len();
+                let slot = p.parse::<usize>().ok().and_then(|k| list.get_mut(k));
+                let Some(slot) = slot else {
+                    return Err(UserError::new(format!(
+                        "--set `{s}`: `{}` has {len} elements; `{p}` is not one of them",
+                        parts[..i].join(".")
+                    )));
+                };
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                match slot {
+                    toml::Value::Table(t) => Place::Table(t),
+                    toml::Value::Array(a) => Place::Array(a),
+                    _ => {
+                        return Err(UserError::new(format!(
+                            "--set `{s}`: `{}` is a value, not a table",
+                            named()
+                        )))
+                    }
+                }
             }
         };
     }
     Ok(())
+}
+
+/// Where a `--set` path has reached: a table or a list.
+enum Place<'a> {
+    Table(&'a mut toml::Table),
+    Array(&'a mut Vec<toml::Value>),
 }
 
 #[cfg(test)]

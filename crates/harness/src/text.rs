@@ -22,7 +22,7 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
         o,
         "machine {}  workload {}  policy {}  scheduler {}  seed {}",
         cfg.machine.preset,
-        cfg.workload.kind(),
+        cfg.workload_kinds(),
         cfg.policy.kind(),
         cfg.scheduler.kind(),
         cfg.seed

@@ -20,22 +20,26 @@ pub(crate) enum Event {
     Daemon(u32),
     /// The scheduler's next change is due.
     Sched,
+    /// Program `0` starts: its threads are created.
+    Start(u32),
     /// A fixed-interval series point is due.
     Tick,
 }
 
 const DAEMON_BASE: u32 = 1 << 30;
+const START_BASE: u32 = 1 << 31;
 const SCHED: u32 = u32::MAX;
 const TICK: u32 = u32::MAX - 1;
 
 impl Event {
     /// The queue's code: threads below 2^30 (a run has at most 65,536 threads), daemons
-    /// from 2^30, the scheduler and the tick at the top.
+    /// from 2^30, program starts from 2^31, the scheduler and the tick at the top.
     #[inline]
     fn code(self) -> u32 {
         match self {
             Event::Thread(t) => t,
             Event::Daemon(d) => DAEMON_BASE + d,
+            Event::Start(p) => START_BASE + p,
             Event::Sched => SCHED,
             Event::Tick => TICK,
         }
@@ -46,6 +50,7 @@ impl Event {
         match c {
             SCHED => Event::Sched,
             TICK => Event::Tick,
+            c if c >= START_BASE => Event::Start(c - START_BASE),
             c if c >= DAEMON_BASE => Event::Daemon(c - DAEMON_BASE),
             t => Event::Thread(t),
         }
@@ -93,6 +98,8 @@ mod tests {
             Event::Thread(65_535),
             Event::Daemon(0),
             Event::Daemon(7),
+            Event::Start(0),
+            Event::Start(65_535),
             Event::Sched,
             Event::Tick,
         ] {

@@ -11,8 +11,13 @@ use crate::error::ConfigError;
 use crate::machine::Machine;
 use crate::mm::{MemSystem, SimMm};
 use crate::policy::{DaemonNext, DaemonPlacement, DaemonSpec, Policy, SchedEvent};
-use crate::sched::{SchedChange, Scheduler};
-use crate::stats::{EventCounts, PageReport, RefCounts, SeriesPoint, Stats, ThreadStats};
+use crate::sched::{
+    Boundary, Parallel, ProgramShape, ProgramView, SchedChange, SchedView, Scheduler,
+    ThreadChange, ThreadState, ThreadView,
+};
+use crate::stats::{
+    EventCounts, PageReport, ProgramStats, RefCounts, SeriesPoint, Stats, ThreadStats,
+};
 use crate::types::{NodeId, Ns, ProcId, ThreadId, Vpn};
 use crate::workload::{Op, Program};
 use event::{Event, EventQueue};
@@ -96,8 +101,29 @@ pub(crate) fn bytes_per_thread() -> u64 {
     (std::mem::size_of::<ThreadRt>() + 64) as u64
 }
 
+/// A program of a run and when it starts: its threads are created at `start` (a run's
+/// programs may arrive one after another, as jobs on a shared machine do).
+pub struct Launch {
+    /// The program.
+    pub program: Box<dyn Program>,
+    /// When its threads are created.
+    pub start: Ns,
+}
+
+impl From<Box<dyn Program>> for Launch {
+    /// A program that starts with the run.
+    fn from(program: Box<dyn Program>) -> Launch {
+        Launch {
+            program,
+            start: Ns::ZERO,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Status {
+    /// Its program has not started yet.
+    NotStarted,
     Ready,
     AtBarrier,
     AtLock,
@@ -129,6 +155,15 @@ struct ProgRt {
     base_vpn: u32,
     first_thread: u32,
     threads: u32,
+    start: Ns,
+    started: bool,
+    /// Threads with status `Ready`, and those of them with a processor (what schedulers
+    /// allocate by, kept up to date at every change rather than counted on demand).
+    runnable: u32,
+    running_ready: u32,
+    /// Threads between a parallel construct's entry and exit.
+    in_parallel: u32,
+    /// Whether each thread has a processor (what fork-join programs deal chunks by).
     running: Vec<bool>,
     barrier_waiting: Vec<u32>,
     live: u32,
@@ -159,6 +194,8 @@ pub struct Engine {
     series_interval: Option<Ns>,
     last_point: (RefCounts, EventCounts),
     changes: Vec<SchedChange>,
+    /// Programs whose start is still to come (their threads are not created yet).
+    pending_starts: u32,
     /// Time of the event being handled (for errors that happen between events).
     now: Ns,
     /// Events handled.
@@ -237,6 +274,7 @@ impl Engine {
                     self.step_thread(who, now)?;
                 }
                 Event::Sched => self.sched_event(now),
+                Event::Start(p) => self.start_program(p as usize, now),
                 Event::Tick => {
                     self.tick(now)?;
                     self.check_progress(now)?;
@@ -278,6 +316,7 @@ impl Engine {
     pub(super) fn check_progress(&self, now: Ns) -> Result<(), SimError> {
         if self.queued_threads == 0
             && self.done < self.threads.len()
+            && self.pending_starts == 0
             && self.scheduler.next_event().is_none()
         {
             return Err(self.deadlock(now));
@@ -310,6 +349,33 @@ impl Engine {
             }
         }
         self.stats.threads = self.threads.into_iter().map(|t| t.stats).collect();
+        let npages = self.stats.npages as u32;
+        self.stats.programs = (0..self.progs.len())
+            .map(|pi| {
+                let p = &self.progs[pi];
+                let end_vpn = self.progs.get(pi + 1).map_or(npages, |q| q.base_vpn);
+                let mut out = ProgramStats {
+                    name: p.prog.name().to_string(),
+                    threads: p.threads,
+                    first_thread: p.first_thread,
+                    pages: (end_vpn - p.base_vpn) as u64,
+                    first_vpn: p.base_vpn,
+                    start_ns: p.start.0,
+                    ..Default::default()
+                };
+                let first = p.first_thread as usize;
+                for t in &self.stats.threads[first..first + p.threads as usize] {
+                    out.completion_ns = out.completion_ns.max(t.completion_ns);
+                    out.refs.add_all(&t.refs);
+                    out.faults += t.faults;
+                    out.sync_wait_ns += t.sync_wait_ns;
+                    out.fault_ns += t.fault_ns;
+                }
+                // A program that never started (a run stopped early) has no turnaround.
+                out.turnaround_ns = out.completion_ns.saturating_sub(p.start.0);
+                out
+            })
+            .collect();
         self.stats
     }
 }

@@ -39,6 +39,21 @@ impl Engine {
             th.pos += 1;
             self.stats.ops += 1;
             let next = match op {
+                Op::ParallelEnter(k) | Op::ParallelExit(k) => {
+                    // A boundary marks where the thread is; it is not work, so it is not
+                    // counted, and when nothing is charged for it the thread goes on
+                    // exactly as if it were not there.
+                    self.stats.ops -= 1;
+                    let boundary = match op {
+                        Op::ParallelEnter(_) => Boundary::Enter,
+                        _ => Boundary::Exit,
+                    };
+                    let end = self.parallel(tid, k, boundary, now);
+                    if end == now {
+                        continue;
+                    }
+                    end
+                }
                 Op::Ref { vpn, write, count } => self.reference(tid, now, vpn, write, count)?,
                 Op::Compute(d) => now + d,
                 Op::Barrier => {
@@ -120,6 +135,7 @@ impl Engine {
     /// busy, so they are checked here.)
     pub(super) fn stuck(&self) -> bool {
         self.scheduler.next_event().is_none()
+            && self.pending_starts == 0
             && self.threads.iter().all(|t| {
                 let spins_in_vain = t
                     .spin_on
@@ -244,8 +260,8 @@ impl Engine {
     }
 
     pub(super) fn finish_thread(&mut self, tid: u32, now: Ns) {
+        self.set_status(tid, Status::Done);
         let th = &mut self.threads[tid as usize];
-        th.status = Status::Done;
         th.stats.completion_ns = now.0;
         th.stats.node = th.node.0;
         self.done += 1;
@@ -256,6 +272,7 @@ impl Engine {
         if p.live > 0 && p.barrier_waiting.len() as u32 >= p.live {
             self.release_barrier(pi, u32::MAX, now);
         }
+        self.thread_changed(tid, ThreadChange::Finished, now);
     }
 }
 

@@ -1,55 +1,221 @@
-//! Scheduler changes: threads preempted, resumed and moved, and the policy told.
+//! The scheduler's side of the run: programs starting, threads changing state, the
+//! scheduler told of both and its changes (preempt, resume, move) applied, the policy told
+//! of every change.
 
 use super::*;
 
+/// The run as a scheduler reads it ([`SchedView`]), borrowed from the engine for one call.
+struct View<'a> {
+    machine: &'a Machine,
+    threads: &'a [ThreadRt],
+    progs: &'a [ProgRt],
+}
+
+impl SchedView for View<'_> {
+    fn machine(&self) -> &Machine {
+        self.machine
+    }
+
+    fn programs(&self) -> u32 {
+        self.progs.len() as u32
+    }
+
+    fn program(&self, p: u32) -> ProgramView {
+        let p = &self.progs[p as usize];
+        ProgramView {
+            shape: ProgramShape {
+                threads: p.threads,
+                first_thread: p.first_thread,
+                start: p.start,
+            },
+            live: if p.started { p.live } else { 0 },
+            runnable: p.runnable,
+            running: p.running_ready,
+            in_parallel: p.in_parallel,
+        }
+    }
+
+    fn threads(&self) -> u32 {
+        self.threads.len() as u32
+    }
+
+    fn thread(&self, t: ThreadId) -> ThreadView {
+        let th = &self.threads[t.idx()];
+        ThreadView {
+            program: th.prog,
+            local: th.local,
+            proc: th.proc,
+            state: match th.status {
+                Status::NotStarted => ThreadState::NotStarted,
+                Status::Ready => ThreadState::Runnable,
+                Status::AtBarrier | Status::AtLock => ThreadState::Blocked,
+                Status::Done => ThreadState::Finished,
+            },
+        }
+    }
+}
+
 impl Engine {
-    pub(super) fn sched_event(&mut self, now: Ns) {
+    /// Calls one scheduler hook with a view of the run, then applies the changes it made.
+    pub(super) fn tell_scheduler(
+        &mut self,
+        now: Ns,
+        hook: impl FnOnce(&mut dyn Scheduler, &dyn SchedView, &mut Vec<SchedChange>),
+    ) {
         let mut changes = std::mem::take(&mut self.changes);
         changes.clear();
-        self.scheduler.on_event(now, &mut changes);
-        for &c in &changes {
-            let (tid, ev) = match c {
-                SchedChange::Preempt(t) => (t, SchedEvent::Preempted(t)),
-                SchedChange::Resume(t, p) => (t, SchedEvent::Resumed(t, p)),
-                SchedChange::Move(t, p) => {
-                    let from = self.threads[t.idx()].proc.unwrap_or(p);
-                    (
-                        t,
-                        SchedEvent::Migrated {
-                            thread: t,
-                            from,
-                            to: p,
-                        },
-                    )
-                }
+        let view = View {
+            machine: &self.mm.machine,
+            threads: &self.threads,
+            progs: &self.progs,
+        };
+        hook(self.scheduler.as_mut(), &view, &mut changes);
+        if !changes.is_empty() {
+            self.apply_changes(now, &changes);
+        }
+        self.changes = changes;
+    }
+
+    /// The scheduler's timed changes due at `now`, and its next one queued.
+    pub(super) fn sched_event(&mut self, now: Ns) {
+        self.tell_scheduler(now, |s, v, out| s.on_event(now, v, out));
+        if let Some(t) = self.scheduler.next_event() {
+            self.queue.push(t.max(now), Event::Sched);
+        }
+    }
+
+    /// Tells the scheduler what happened to thread `tid`.
+    pub(super) fn thread_changed(&mut self, tid: u32, change: ThreadChange, now: Ns) {
+        self.tell_scheduler(now, |s, v, out| {
+            s.on_thread(now, v, ThreadId(tid), change, out)
+        });
+    }
+
+    /// Program `pi` starts at `now`: its threads are created (each on the processor the
+    /// scheduler planned for it), the scheduler is told, and the running ones are queued.
+    pub(super) fn start_program(&mut self, pi: usize, now: Ns) {
+        self.create_threads(pi, now);
+        let p = &self.progs[pi];
+        for t in p.first_thread..p.first_thread + p.threads {
+            if self.threads[t as usize].proc.is_some() {
+                self.queue_thread(t, now);
+            }
+        }
+    }
+
+    /// Creates program `pi`'s threads and tells the scheduler of each (without queueing
+    /// them: at time 0 the queue order of the first steps is the setup's).
+    pub(super) fn create_threads(&mut self, pi: usize, now: Ns) {
+        let p = &mut self.progs[pi];
+        p.started = true;
+        self.pending_starts -= 1;
+        let (first, n) = (p.first_thread, p.threads);
+        for t in first..first + n {
+            self.set_status(t, Status::Ready);
+            let th = &self.threads[t as usize];
+            self.mm.thread_nodes[t as usize] = th.proc.map(|_| th.node);
+        }
+        for t in first..first + n {
+            self.thread_changed(t, ThreadChange::Created, now);
+        }
+    }
+
+    /// Sets thread `tid`'s status, keeping its program's runnable and running counts.
+    pub(super) fn set_status(&mut self, tid: u32, status: Status) {
+        let th = &mut self.threads[tid as usize];
+        let (was, has_proc) = (th.status, th.proc.is_some());
+        th.status = status;
+        let p = &mut self.progs[th.prog as usize];
+        let delta = i32::from(status == Status::Ready) - i32::from(was == Status::Ready);
+        p.runnable = p.runnable.wrapping_add_signed(delta);
+        if has_proc {
+            p.running_ready = p.running_ready.wrapping_add_signed(delta);
+        }
+    }
+
+    /// Sets thread `tid`'s processor (and node), keeping its program's counts and the
+    /// mechanism's view of where threads run.
+    fn set_proc(&mut self, tid: u32, proc: Option<ProcId>) {
+        let th = &mut self.threads[tid as usize];
+        let had = th.proc.is_some();
+        th.proc = proc;
+        if let Some(p) = proc {
+            th.node = self.mm.machine.node_of(p);
+        }
+        let p = &mut self.progs[th.prog as usize];
+        p.running[th.local as usize] = proc.is_some();
+        if th.status == Status::Ready {
+            let delta = i32::from(proc.is_some()) - i32::from(had);
+            p.running_ready = p.running_ready.wrapping_add_signed(delta);
+        }
+        let created = th.status != Status::NotStarted;
+        self.mm.thread_nodes[tid as usize] = proc.filter(|_| created).map(|_| th.node);
+    }
+
+    /// Applies scheduler changes in order: threads preempted, resumed and moved, each
+    /// change told to the policy (its work is charged as daemon time). A change to a
+    /// thread not yet created changes where it will run when created; a change to a
+    /// finished thread is ignored.
+    fn apply_changes(&mut self, now: Ns, changes: &[SchedChange]) {
+        for &c in changes {
+            let tid = match c {
+                SchedChange::Preempt(t) | SchedChange::Resume(t, _) | SchedChange::Move(t, _) => t,
             };
-            let Some(th) = self.threads.get_mut(tid.idx()) else {
+            let Some(th) = self.threads.get(tid.idx()) else {
                 continue;
             };
             if th.status == Status::Done {
                 continue;
             }
-            match c {
-                SchedChange::Preempt(_) => th.proc = None,
-                SchedChange::Resume(_, p) | SchedChange::Move(_, p) => {
-                    th.proc = Some(p);
-                    th.node = self.mm.machine.node_of(p);
-                }
+            let ev = match c {
+                SchedChange::Preempt(t) => SchedEvent::Preempted(t),
+                SchedChange::Resume(t, p) => SchedEvent::Resumed(t, p),
+                SchedChange::Move(t, p) => SchedEvent::Migrated {
+                    thread: t,
+                    from: th.proc.unwrap_or(p),
+                    to: p,
+                },
+            };
+            let proc = match c {
+                SchedChange::Preempt(_) => None,
+                SchedChange::Resume(_, p) | SchedChange::Move(_, p) => Some(p),
+            };
+            self.set_proc(tid.0, proc);
+            let th = &self.threads[tid.idx()];
+            if th.status == Status::NotStarted {
+                continue;
             }
-            let running = th.proc.is_some();
-            let (pi, local, node) = (th.prog as usize, th.local as usize, th.node);
-            self.progs[pi].running[local] = running;
-            self.mm.thread_nodes[tid.idx()] = th.proc.map(|_| node);
-            if running && th.status == Status::Ready {
+            let node = th.node;
+            if proc.is_some() && th.status == Status::Ready {
                 self.queue_thread(tid.0, now);
             }
             let (policy, mut ctx) = self.ctx(now, node);
             policy.on_sched_event(&mut ctx, ev);
             self.stats.daemon_busy_ns += ctx.cost.0;
         }
-        self.changes = changes;
-        if let Some(t) = self.scheduler.next_event() {
-            self.queue.push(t.max(now), Event::Sched);
+    }
+
+    /// Thread `tid` crosses a parallel construct's boundary: the scheduler and the policy
+    /// are told; returns when the thread continues (the policy's work is charged to it).
+    pub(super) fn parallel(&mut self, tid: u32, construct: u32, boundary: Boundary, now: Ns) -> Ns {
+        let th = &self.threads[tid as usize];
+        let (program, node) = (th.prog, th.node);
+        let p = &mut self.progs[program as usize];
+        match boundary {
+            Boundary::Enter => p.in_parallel += 1,
+            Boundary::Exit => p.in_parallel = p.in_parallel.saturating_sub(1),
         }
+        let event = Parallel {
+            thread: ThreadId(tid),
+            program,
+            construct,
+            boundary,
+        };
+        self.tell_scheduler(now, |s, v, out| s.on_parallel(now, v, event, out));
+        let (policy, mut ctx) = self.ctx(now, node);
+        policy.on_parallel(&mut ctx, event);
+        let end = now + ctx.cost;
+        self.apply_delays();
+        end
     }
 }

@@ -9,7 +9,7 @@ impl Engine {
     /// processors, places pages as the policy says, and prepares daemons.
     pub fn new(
         machine: Machine,
-        programs: Vec<Box<dyn Program>>,
+        programs: Vec<Launch>,
         mut policy: Box<dyn Policy>,
         mut scheduler: Box<dyn Scheduler>,
         opts: EngineOptions,
@@ -18,13 +18,18 @@ impl Engine {
         let mut progs = Vec::new();
         let mut base = 0u64;
         let mut first_thread = 0u32;
-        for p in programs {
+        for Launch { program: p, start } in programs {
             let pages = p.layout().pages(ps);
             let threads = p.threads();
             progs.push(ProgRt {
                 base_vpn: base as u32,
                 first_thread,
                 threads,
+                start,
+                started: false,
+                runnable: 0,
+                running_ready: 0,
+                in_parallel: 0,
                 running: vec![true; threads as usize],
                 barrier_waiting: Vec::new(),
                 live: threads,
@@ -53,7 +58,25 @@ impl Engine {
             .into());
         }
         let nthreads = first_thread;
-        let procs = scheduler.start(&machine, nthreads)?;
+        if nthreads > crate::estimate::MAX_THREADS {
+            return Err(ConfigError::new(
+                "workload.threads",
+                format!(
+                    "the programs have {nthreads} threads; a run has at most {}",
+                    crate::estimate::MAX_THREADS
+                ),
+            )
+            .into());
+        }
+        let shapes: Vec<ProgramShape> = progs
+            .iter()
+            .map(|p| ProgramShape {
+                threads: p.threads,
+                first_thread: p.first_thread,
+                start: p.start,
+            })
+            .collect();
+        let procs = scheduler.start(&machine, &shapes)?;
         let mut used = vec![false; machine.procs()];
         let mut threads = Vec::with_capacity(nthreads as usize);
         for (pi, p) in progs.iter_mut().enumerate() {
@@ -71,7 +94,7 @@ impl Engine {
                     node: proc.map(|pr| machine.node_of(pr)).unwrap_or(NodeId(0)),
                     buf: Vec::new(),
                     pos: 0,
-                    status: Status::Ready,
+                    status: Status::NotStarted,
                     queued: false,
                     delay: Ns::ZERO,
                     blocked_at: Ns::ZERO,
@@ -84,7 +107,15 @@ impl Engine {
                 });
             }
         }
-        let thread_nodes = threads.iter().map(|t| t.proc.map(|_| t.node)).collect();
+        // Threads of the programs that start with the run are where they will run from
+        // before time 0 (a policy's `init` may read it); the others appear when created.
+        let thread_nodes = threads
+            .iter()
+            .map(|t| {
+                let now = progs[t.prog as usize].start == Ns::ZERO;
+                t.proc.filter(|_| now).map(|_| t.node)
+            })
+            .collect();
         let mut mm = MemSystem::new(
             machine,
             npages as usize,
@@ -188,6 +219,7 @@ impl Engine {
             series_interval: opts.series_interval.filter(|i| i.0 > 0),
             last_point: Default::default(),
             changes: Vec::new(),
+            pending_starts: 0,
             now: Ns::ZERO,
             events: 0,
             interval_points: 0,
@@ -198,6 +230,13 @@ impl Engine {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));
             policy.init(&mut ctx);
         }
+        engine.pending_starts = engine.progs.len() as u32;
+        for pi in 0..engine.progs.len() {
+            match engine.progs[pi].start {
+                Ns::ZERO => engine.create_threads(pi, Ns::ZERO),
+                at => engine.queue.push(at, Event::Start(pi as u32)),
+            }
+        }
         // Scheduler changes due at time 0 apply before any thread starts, so a thread
         // preempted at 0 is not running when the first iteration's chunks are dealt.
         match engine.scheduler.next_event() {
@@ -206,7 +245,8 @@ impl Engine {
             None => {}
         }
         for t in 0..nthreads {
-            if engine.threads[t as usize].proc.is_some() {
+            let th = &engine.threads[t as usize];
+            if th.proc.is_some() && th.status == Status::Ready {
                 engine.queue_thread(t, Ns::ZERO);
             }
         }

@@ -11,9 +11,9 @@ impl Engine {
             self.release_barrier(pi, tid, now);
             true
         } else {
-            let th = &mut self.threads[tid as usize];
-            th.status = Status::AtBarrier;
-            th.blocked_at = now;
+            self.threads[tid as usize].blocked_at = now;
+            self.set_status(tid, Status::AtBarrier);
+            self.thread_changed(tid, ThreadChange::Blocked, now);
             false
         }
     }
@@ -22,12 +22,7 @@ impl Engine {
         let waiting = std::mem::take(&mut self.progs[pi].barrier_waiting);
         for &w in &waiting {
             if w != except {
-                let th = &mut self.threads[w as usize];
-                th.stats.sync_wait_ns += (now - th.blocked_at).0;
-                th.status = Status::Ready;
-                if self.threads[w as usize].proc.is_some() {
-                    self.queue_thread(w, now);
-                }
+                self.unblock(w, now);
             }
         }
         let mut waiting = waiting;
@@ -52,8 +47,9 @@ impl Engine {
             true
         } else {
             slot.1.push_back(tid);
-            self.threads[tid as usize].status = Status::AtLock;
             self.threads[tid as usize].blocked_at = now;
+            self.set_status(tid, Status::AtLock);
+            self.thread_changed(tid, ThreadChange::Blocked, now);
             false
         }
     }
@@ -66,12 +62,19 @@ impl Engine {
         }
         slot.0 = slot.1.pop_front();
         if let Some(next) = slot.0 {
-            let th = &mut self.threads[next as usize];
-            th.stats.sync_wait_ns += (now - th.blocked_at).0;
-            th.status = Status::Ready;
-            if self.threads[next as usize].proc.is_some() {
-                self.queue_thread(next, now);
-            }
+            self.unblock(next, now);
         }
+    }
+
+    /// A blocked thread is released: it may run again (queued if it has a processor),
+    /// and the scheduler is told.
+    fn unblock(&mut self, tid: u32, now: Ns) {
+        let th = &mut self.threads[tid as usize];
+        th.stats.sync_wait_ns += (now - th.blocked_at).0;
+        self.set_status(tid, Status::Ready);
+        if self.threads[tid as usize].proc.is_some() {
+            self.queue_thread(tid, now);
+        }
+        self.thread_changed(tid, ThreadChange::Unblocked, now);
     }
 }

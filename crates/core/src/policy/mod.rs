@@ -146,6 +146,10 @@ pub trait Policy {
     /// A scheduler event.
     fn on_sched_event(&mut self, _ctx: &mut dyn Mm, _event: SchedEvent) {}
 
+    /// A thread entered or left a parallel construct (where a scheduler-aware policy
+    /// polls thread states); what the policy does is charged to the thread.
+    fn on_parallel(&mut self, _ctx: &mut dyn Mm, _event: crate::sched::Parallel) {}
+
     /// All threads of `program` finished iteration `iteration`; the cost of what the
     /// policy does is charged to the last thread to arrive.
     fn on_iteration_end(&mut self, _ctx: &mut dyn Mm, _program: u32, _iteration: u32) {}

@@ -1,7 +1,7 @@
 //! `scripted`: dedicated placement at start, then timed preemptions, resumptions and
 //! moves from a list (e.g. "at 5 ms preempt threads 8..15").
 
-use super::{SchedChange, Scheduler, SchedulerParams};
+use super::{ProgramShape, SchedChange, Scheduler, SchedulerParams};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
@@ -16,8 +16,12 @@ pub struct ScriptEvent {
     pub at_ns: u64,
     /// `preempt`, `resume` or `move`.
     pub action: ScriptAction,
-    /// First and last thread (inclusive) it applies to.
+    /// First and last thread (inclusive) it applies to: global thread numbers (programs'
+    /// threads numbered one program after another), or numbers within `program`.
     pub threads: [u32; 2],
+    /// The program whose threads `threads` numbers; absent: global numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<u32>,
     /// For `resume` and `move`: the processor of the first thread; the others follow on
     /// consecutive processors.
     #[serde(default)]
@@ -67,7 +71,6 @@ pub struct Scripted {
     first_proc: u16,
     events: Vec<ScriptEvent>,
     next: usize,
-    threads: u32,
 }
 
 impl Scripted {
@@ -78,7 +81,6 @@ impl Scripted {
             first_proc,
             events,
             next: 0,
-            threads: 0,
         }
     }
 }
@@ -87,25 +89,56 @@ impl Scheduler for Scripted {
     fn start(
         &mut self,
         machine: &Machine,
-        threads: u32,
+        programs: &[ProgramShape],
     ) -> Result<Vec<Option<ProcId>>, ConfigError> {
         let procs = machine.procs() as u32;
+        let threads: u32 = programs.iter().map(|p| p.threads).sum();
         if self.first_proc as u32 + threads > procs {
+            let per = if programs.len() > 1 {
+                format!(
+                    " (programs of {} threads)",
+                    programs
+                        .iter()
+                        .map(|p| p.threads.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" + ")
+                )
+            } else {
+                String::new()
+            };
             return Err(ConfigError::new(
                 "scheduler",
                 format!(
-                    "{threads} threads from processor {} need {} processors; the machine has {procs}",
+                    "{threads} threads{per} from processor {} need {} processors, one each; \
+                     the machine has {procs}",
                     self.first_proc,
                     self.first_proc as u32 + threads
                 ),
             ));
         }
-        for (i, e) in self.events.iter().enumerate() {
+        for (i, e) in self.events.iter_mut().enumerate() {
             let [lo, hi] = e.threads;
-            if lo > hi || hi >= threads {
+            // Program-local numbers become global ones here, once.
+            let (base, count, whose) = match e.program {
+                None => (0, threads, format!("the {threads} threads")),
+                Some(p) => {
+                    let Some(shape) = programs.get(p as usize) else {
+                        return Err(ConfigError::new(
+                            format!("scheduler.events[{i}].program"),
+                            format!("program {p} does not exist; the run has {}", programs.len()),
+                        ));
+                    };
+                    (
+                        shape.first_thread,
+                        shape.threads,
+                        format!("the {} threads of program {p}", shape.threads),
+                    )
+                }
+            };
+            if lo > hi || hi >= count {
                 return Err(ConfigError::new(
                     format!("scheduler.events[{i}].threads"),
-                    format!("[{lo}, {hi}] is not a range of the {threads} threads"),
+                    format!("[{lo}, {hi}] is not a range of {whose}"),
                 ));
             }
             match (e.action, e.proc) {
@@ -125,8 +158,9 @@ impl Scheduler for Scripted {
                     }
                 }
             }
+            e.threads = [base + lo, base + hi];
+            e.program = None;
         }
-        self.threads = threads;
         Ok((0..threads)
             .map(|t| Some(ProcId(self.first_proc + t as u16)))
             .collect())
@@ -136,7 +170,7 @@ impl Scheduler for Scripted {
         self.events.get(self.next).map(|e| Ns(e.at_ns))
     }
 
-    fn on_event(&mut self, now: Ns, out: &mut Vec<SchedChange>) {
+    fn on_event(&mut self, now: Ns, _view: &dyn super::SchedView, out: &mut Vec<SchedChange>) {
         while let Some(e) = self.events.get(self.next) {
             if Ns(e.at_ns) > now {
                 break;

@@ -57,6 +57,12 @@ pub enum Op {
     PhaseHint,
     /// The thread finished an iteration of the program's outer loop.
     IterationEnd(u32),
+    /// The thread enters parallel construct `k` of its program (a fork-join loop's
+    /// iteration): where an OpenMP-style runtime would ask the scheduler for processors.
+    /// Not work: it costs only what the scheduler and the policy do about it.
+    ParallelEnter(u32),
+    /// The thread leaves parallel construct `k`, after the construct's closing barrier.
+    ParallelExit(u32),
     /// The thread is about to reference this page (program-local) heavily: the perfect
     /// knowledge Holliday's Foresight baseline migrates on. Other policies ignore it.
     Advise(Vpn),
@@ -232,10 +238,12 @@ impl<B: LoopBody> ForkJoin<B> {
             self.deal_chunks(running);
             self.dealt_iter = Some(iter);
         }
+        out.push(Op::ParallelEnter(iter));
         for &c in &self.deal[t as usize] {
             self.body.chunk(iter, c, out);
         }
         out.push(Op::Barrier);
+        out.push(Op::ParallelExit(iter));
         out.push(Op::IterationEnd(iter));
         self.next_iter[t as usize] = iter + 1;
     }
@@ -423,10 +431,10 @@ mod tests {
         let mut out = Vec::new();
         fj.next_ops(0, &running, &mut out);
         // Thread 0 runs its own chunk 0 and, first in line, the orphaned chunk 1.
-        assert_eq!(&out[..2], &[Op::Compute(Ns(0)), Op::Compute(Ns(1))]);
+        assert_eq!(&out[1..3], &[Op::Compute(Ns(0)), Op::Compute(Ns(1))]);
         out.clear();
         fj.next_ops(2, &running, &mut out);
-        assert_eq!(out[0], Op::Compute(Ns(2)));
-        assert_eq!(out[1], Op::Barrier);
+        assert_eq!(out[1], Op::Compute(Ns(2)));
+        assert_eq!(out[2], Op::Barrier);
     }
 }

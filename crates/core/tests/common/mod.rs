@@ -75,7 +75,7 @@ pub fn engine(
 ) -> Engine {
     Engine::new(
         Machine::new(machine).unwrap(),
-        vec![program],
+        vec![program.into()],
         policy,
         SchedulerConfig::default().build(),
         EngineOptions {

@@ -1,0 +1,139 @@
+//! Multiprogrammed runs from configuration files: `[[program]]` tables, their errors
+//! (named with the program's path and line), `--set` into a program, and per-program
+//! results.
+
+use numaplace_harness::{resolve_text, run_to_json, Overrides, UserError};
+
+const TWO: &str = r#"
+[machine]
+preset = "butterfly-plus"
+
+[[program]]
+workload = { kind = "jacobi", n = 64, iterations = 2, threads = 4 }
+
+[[program]]
+start_ns = 1000000
+workload = { kind = "matvec", n = 64, threads = 4 }
+"#;
+
+fn resolve(text: &str, sets: &[&str]) -> Result<numaplace_harness::RunConfig, UserError> {
+    let ov = Overrides {
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    resolve_text("two.toml", text, &ov)
+}
+
+#[test]
+fn two_programs_run_with_a_result_each() {
+    let cfg = resolve(TWO, &[]).unwrap();
+    let out = run_to_json(&cfg).unwrap();
+    let programs = out.json["programs"].as_array().unwrap();
+    assert_eq!(programs.len(), 2);
+    assert_eq!(programs[0]["name"], "jacobi");
+    assert_eq!(programs[1]["name"], "matvec");
+    assert_eq!(programs[1]["start_ns"], 1_000_000);
+    assert_eq!(programs[1]["first_thread"], 4);
+    assert!(out.stats.makespan_ns >= out.stats.programs[1].completion_ns);
+}
+
+#[test]
+fn the_second_programs_threads_take_the_next_processors() {
+    let cfg = resolve(TWO, &[]).unwrap();
+    let out = run_to_json(&cfg).unwrap();
+    // Dedicated: global thread i on processor i, one processor per node here.
+    let nodes: Vec<u16> = out.stats.threads.iter().map(|t| t.node).collect();
+    assert_eq!(nodes, (0..8).collect::<Vec<u16>>());
+}
+
+#[test]
+fn a_resolved_multiprogram_configuration_reads_back_to_the_same_run() {
+    let cfg = resolve(TWO, &[]).unwrap();
+    let text = toml::to_string(&cfg).unwrap();
+    let again = resolve(&text, &[]).unwrap();
+    assert_eq!(cfg, again);
+    assert!(!text.contains("\n[workload]"), "{text}");
+}
+
+#[test]
+fn a_bad_field_of_a_program_names_its_path_and_line() {
+    let text = TWO.replace("kind = \"matvec\", n = 64", "kind = \"matvec\", n = 0");
+    let e = resolve(&text, &[]).unwrap_err();
+    assert_eq!(e.field(), Some("program[1].workload.n"), "{e}");
+    assert!(e.to_string().starts_with("two.toml:10: "), "{e}");
+}
+
+#[test]
+fn an_unknown_field_of_a_programs_workload_is_named_under_the_program() {
+    let text = TWO.replace("n = 64, iterations = 2", "n = 64, iteratons = 2");
+    let e = resolve(&text, &[]).unwrap_err();
+    assert_eq!(e.field(), Some("program[0].workload.iteratons"), "{e}");
+}
+
+#[test]
+fn an_unknown_workload_of_a_program_lists_the_known_ones() {
+    let text = TWO.replace("kind = \"matvec\"", "kind = \"matvek\"");
+    let e = resolve(&text, &[]).unwrap_err().to_string();
+    assert!(e.contains("program[1].workload.kind: unknown workload `matvek`"), "{e}");
+}
+
+#[test]
+fn a_workload_and_programs_together_are_refused() {
+    let text = format!("[workload]\nkind = \"jacobi\"\n{TWO}");
+    let e = resolve(&text, &[]).unwrap_err().to_string();
+    assert!(e.contains("not both"), "{e}");
+}
+
+#[test]
+fn a_program_without_a_workload_is_refused() {
+    let text = "[[program]]\nstart_ns = 5\n";
+    let e = resolve(text, &[]).unwrap_err().to_string();
+    assert!(e.contains("program[0].workload: missing"), "{e}");
+}
+
+#[test]
+fn set_reaches_a_program_by_index() {
+    let cfg = resolve(TWO, &["program[1].start_ns=7", "program.0.workload.n=32"]).unwrap();
+    assert_eq!(cfg.program[1].start_ns, 7);
+    let n = toml::Value::try_from(&cfg.program[0].workload).unwrap()["n"].clone();
+    assert_eq!(n.as_integer(), Some(32));
+}
+
+#[test]
+fn set_beyond_the_list_of_programs_is_an_error() {
+    let e = resolve(TWO, &["program[2].start_ns=7"]).unwrap_err().to_string();
+    assert!(e.contains("`program` has 2 elements"), "{e}");
+}
+
+#[test]
+fn programs_that_need_more_processors_than_the_machine_has_are_refused() {
+    let text = TWO.replace("threads = 4 }\n\n[[program]]", "threads = 16 }\n\n[[program]]");
+    let e = resolve(&text, &[]).unwrap_err().to_string();
+    assert!(e.contains("programs of 16 + 4 threads"), "{e}");
+}
+
+#[test]
+fn a_scripted_event_may_number_threads_within_a_program() {
+    let text = format!(
+        "{TWO}\n[scheduler]\nkind = \"scripted\"\n[[scheduler.events]]\nat_ns = 0\n\
+         action = \"preempt\"\nprogram = 1\nthreads = [0, 0]\n\
+         [[scheduler.events]]\nat_ns = 2000000\naction = \"resume\"\nprogram = 1\n\
+         threads = [0, 0]\nproc = 4\n"
+    );
+    let cfg = resolve(&text, &[]).unwrap();
+    let out = run_to_json(&cfg).unwrap();
+    // Program 1's thread 0 is the run's thread 4: created not running, it missed the
+    // dealing of the first iteration, whose chunks went to its program's other threads.
+    assert!(out.stats.threads[4].refs.total < out.stats.threads[5].refs.total);
+    assert!(out.stats.threads[4].completion_ns >= 2_000_000);
+}
+
+#[test]
+fn a_scripted_event_naming_a_missing_program_is_refused() {
+    let text = format!(
+        "{TWO}\n[scheduler]\nkind = \"scripted\"\n[[scheduler.events]]\nat_ns = 0\n\
+         action = \"preempt\"\nprogram = 2\nthreads = [0, 0]\n"
+    );
+    let e = resolve(&text, &[]).unwrap_err().to_string();
+    assert!(e.contains("scheduler.events[0].program"), "{e}");
+}
