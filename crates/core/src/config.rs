@@ -1,8 +1,8 @@
 //! The configuration of one run: machine, workload, policy, scheduler, seed, reporting.
 
 use crate::engine::{Engine, EngineOptions, Launch, SimError};
-use crate::estimate::Footprint;
 use crate::error::ConfigError;
+use crate::estimate::Footprint;
 use crate::estimate::{Estimate, Part};
 use crate::fields::Fields;
 use crate::history::RefHistory;
@@ -278,12 +278,13 @@ impl RunConfig {
         let field = |i: usize, f: &str| program_field(multi, i, f);
         // The run's totals; the fields named are those of the program that weighs most.
         let largest = |key: fn(&Footprint) -> u64| {
-            (0..fps.len()).max_by_key(|&i| (key(&fps[i]), std::cmp::Reverse(i))).unwrap_or(0)
+            (0..fps.len())
+                .max_by_key(|&i| (key(&fps[i]), std::cmp::Reverse(i)))
+                .unwrap_or(0)
         };
         let (by_pages, by_ops) = (largest(|f| f.pages), largest(|f| f.ops));
-        let sum = |key: fn(&Footprint) -> u64| {
-            fps.iter().fold(0u64, |s, f| s.saturating_add(key(f)))
-        };
+        let sum =
+            |key: fn(&Footprint) -> u64| fps.iter().fold(0u64, |s, f| s.saturating_add(key(f)));
         let size = field(by_pages, fps[by_pages].size_field);
         let ops_field = field(by_ops, fps[by_ops].ops_field);
         let total = Footprint {

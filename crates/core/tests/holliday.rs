@@ -292,13 +292,15 @@ fn jacobi_threads_wait_at_the_barrier_for_the_slowest() {
     // the workers sweep their partitions.
     let s = RunConfig {
         machine: sixteen_sat(),
-        workload: Some(WorkloadConfig::new(numaplace_core::workload::JacobiConfig {
-            n: 32,
-            iterations: 2,
-            threads: Some(4),
-            checker: true,
-            ..Default::default()
-        })),
+        workload: Some(WorkloadConfig::new(
+            numaplace_core::workload::JacobiConfig {
+                n: 32,
+                iterations: 2,
+                threads: Some(4),
+                checker: true,
+                ..Default::default()
+            },
+        )),
         program: Vec::new(),
         policy: none(),
         scheduler: SchedulerConfig::default(),

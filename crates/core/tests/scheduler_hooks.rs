@@ -24,13 +24,16 @@ enum Seen {
     Parallel(u64, u32, Boundary, u32),
 }
 
+/// Program 0's (live, runnable, running, in_parallel) as one hook read them.
+type Counts = (u32, u32, u32, u32);
+
 /// A scheduler that places thread `i` on processor `i`, records every hook with the
 /// counts it reads, and, when told to, holds thread 1 back until thread 0 finishes.
 #[derive(Default)]
 struct Watcher {
     log: Rc<RefCell<Vec<Seen>>>,
     /// Snapshots of program 0's (live, runnable, running, in_parallel) at each hook.
-    counts: Rc<RefCell<Vec<(u32, u32, u32, u32)>>>,
+    counts: Rc<RefCell<Vec<Counts>>>,
     serialize: bool,
 }
 
@@ -68,7 +71,9 @@ impl Scheduler for Watcher {
         if self.serialize {
             match (thread.0, change) {
                 (1, ThreadChange::Created) => out.push(SchedChange::Preempt(ThreadId(1))),
-                (0, ThreadChange::Finished) => out.push(SchedChange::Resume(ThreadId(1), ProcId(0))),
+                (0, ThreadChange::Finished) => {
+                    out.push(SchedChange::Resume(ThreadId(1), ProcId(0)))
+                }
                 _ => {}
             }
         }
@@ -217,10 +222,7 @@ fn a_thread_waiting_at_a_barrier_is_blocked_until_the_last_arrives() {
     let log = w.log.clone();
     let prog = Script::new(
         1,
-        vec![
-            vec![wait(100), Op::Barrier],
-            vec![wait(300), Op::Barrier],
-        ],
+        vec![vec![wait(100), Op::Barrier], vec![wait(300), Op::Barrier]],
     );
     run(vec![(Box::new(prog), 0)], w, None).unwrap();
     let log = log.borrow();
@@ -248,10 +250,7 @@ fn the_scheduler_reads_how_many_threads_are_runnable() {
     let (log, counts) = (w.log.clone(), w.counts.clone());
     let prog = Script::new(
         1,
-        vec![
-            vec![wait(100), Op::Barrier],
-            vec![wait(300), Op::Barrier],
-        ],
+        vec![vec![wait(100), Op::Barrier], vec![wait(300), Op::Barrier]],
     );
     run(vec![(Box::new(prog), 0)], w, None).unwrap();
     let at = log
@@ -326,7 +325,10 @@ fn a_scheduler_can_hold_a_thread_back_from_a_hook() {
         ..Default::default()
     };
     let s = run(
-        vec![(one_thread(vec![wait(1_000)]), 0), (one_thread(vec![wait(500)]), 0)],
+        vec![
+            (one_thread(vec![wait(1_000)]), 0),
+            (one_thread(vec![wait(500)]), 0),
+        ],
         w,
         None,
     )

@@ -186,7 +186,10 @@ fn resolve_inner(
             continue;
         }
         let table = take_component(&mut doc, key, &origin)?;
-        doc.insert(key.into(), toml::Value::Table(with_kind(table, chosen, default)));
+        doc.insert(
+            key.into(),
+            toml::Value::Table(with_kind(table, chosen, default)),
+        );
     }
     if let Some(seed) = ov.seed {
         // TOML integers stop at 2^63 - 1; larger seeds travel as strings.

@@ -68,6 +68,7 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
         "daemon_busy_ns": s.daemon_busy_ns,
         "daemon_passes": s.daemon_passes,
         "ops": s.ops,
+        "programs": s.programs,
         "threads": s.threads,
         "series": s.series,
         "pages": pages_json(s, data),

@@ -58,6 +58,28 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
     for (k, v) in rows {
         let _ = writeln!(o, "  {k:<20} {v}");
     }
+    if s.programs.len() > 1 {
+        let _ = writeln!(o, "  programs:");
+        let _ = writeln!(
+            o,
+            "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12}",
+            "id", "name", "threads", "start", "completion", "turnaround", "local", "remote"
+        );
+        for (i, p) in s.programs.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12}",
+                i,
+                p.name,
+                p.threads,
+                secs(p.start_ns),
+                secs(p.completion_ns),
+                secs(p.turnaround_ns),
+                p.refs.local,
+                p.refs.remote
+            );
+        }
+    }
     let _ = writeln!(o, "  threads:");
     let _ = writeln!(
         o,

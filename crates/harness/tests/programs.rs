@@ -74,7 +74,10 @@ fn an_unknown_field_of_a_programs_workload_is_named_under_the_program() {
 fn an_unknown_workload_of_a_program_lists_the_known_ones() {
     let text = TWO.replace("kind = \"matvec\"", "kind = \"matvek\"");
     let e = resolve(&text, &[]).unwrap_err().to_string();
-    assert!(e.contains("program[1].workload.kind: unknown workload `matvek`"), "{e}");
+    assert!(
+        e.contains("program[1].workload.kind: unknown workload `matvek`"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -101,13 +104,18 @@ fn set_reaches_a_program_by_index() {
 
 #[test]
 fn set_beyond_the_list_of_programs_is_an_error() {
-    let e = resolve(TWO, &["program[2].start_ns=7"]).unwrap_err().to_string();
+    let e = resolve(TWO, &["program[2].start_ns=7"])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("`program` has 2 elements"), "{e}");
 }
 
 #[test]
 fn programs_that_need_more_processors_than_the_machine_has_are_refused() {
-    let text = TWO.replace("threads = 4 }\n\n[[program]]", "threads = 16 }\n\n[[program]]");
+    let text = TWO.replace(
+        "threads = 4 }\n\n[[program]]",
+        "threads = 16 }\n\n[[program]]",
+    );
     let e = resolve(&text, &[]).unwrap_err().to_string();
     assert!(e.contains("programs of 16 + 4 threads"), "{e}");
 }

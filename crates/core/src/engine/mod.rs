@@ -12,8 +12,8 @@ use crate::machine::Machine;
 use crate::mm::{MemSystem, SimMm};
 use crate::policy::{DaemonNext, DaemonPlacement, DaemonSpec, Policy, SchedEvent};
 use crate::sched::{
-    Boundary, Parallel, ProgramShape, ProgramView, SchedChange, SchedView, Scheduler,
-    ThreadChange, ThreadState, ThreadView,
+    Boundary, Parallel, ProgramShape, ProgramView, SchedChange, SchedView, Scheduler, ThreadChange,
+    ThreadState, ThreadView,
 };
 use crate::stats::{
     EventCounts, PageReport, ProgramStats, RefCounts, SeriesPoint, Stats, ThreadStats,
