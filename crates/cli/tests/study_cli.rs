@@ -333,3 +333,25 @@ fn reproduce_over_the_run_limit_is_refused() {
     assert_user_error(&o, &["limit of 3", "--force"]);
     assert!(!dir.join("results").exists());
 }
+
+#[test]
+fn a_sweep_axis_can_vary_one_program_of_a_multiprogrammed_run() {
+    let dir = scratch("program-axis");
+    let spec = r#"name = "two"
+[[base.program]]
+workload = { kind = "jacobi", n = 64, iterations = 2, threads = 4 }
+[[base.program]]
+workload = { kind = "matvec", n = 64, threads = 4 }
+[[axis]]
+field = "program.1.start_ns"
+values = [0, 1000000]
+"#;
+    std::fs::write(dir.join("two.toml"), spec).unwrap();
+    let o = numaplace_in(&dir, &["sweep", "two.toml", "--jobs", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let starts: Vec<u64> = records(&dir.join("two.jsonl"))
+        .iter()
+        .map(|r| r["result"]["programs"][1]["start_ns"].as_u64().unwrap())
+        .collect();
+    assert_eq!(starts, [0, 1_000_000]);
+}

@@ -20,6 +20,9 @@ const FALLBACK_MEMORY: u64 = 8_000_000_000;
 /// estimate test holds runs to them.
 const JSON_BYTES_PER_PAGE: u64 = 8_192;
 const JSON_BYTES_PER_POINT: u64 = 4_096;
+/// Bytes of the JSON record per thread: its entry in `threads` and, a program having at
+/// least one thread, its program's entry in `programs` (with the same margin).
+const JSON_BYTES_PER_THREAD: u64 = 4_096;
 
 /// Limits a run is checked against.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,6 +92,16 @@ pub fn estimate(cfg: &RunConfig) -> Result<Estimate, UserError> {
         what: "JSON record of the series",
         field: est.ops_field.clone(),
         bytes: est.iteration_points.saturating_mul(JSON_BYTES_PER_POINT),
+    });
+    est.add(Part {
+        what: "JSON record of the threads and programs",
+        field: if cfg.program.is_empty() {
+            "workload.threads"
+        } else {
+            "program"
+        }
+        .into(),
+        bytes: est.threads.saturating_mul(JSON_BYTES_PER_THREAD),
     });
     if cfg.report.per_page {
         est.add(Part {

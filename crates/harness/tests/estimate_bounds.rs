@@ -49,9 +49,13 @@ fn peak_of(f: impl FnOnce()) -> usize {
 fn check(ov: &Overrides) {
     let label = format!("{ov:?}");
     let cfg = resolve(None, ov).unwrap_or_else(|e| panic!("{label}: {e}"));
-    let est = limits::estimate(&cfg).unwrap_or_else(|e| panic!("{label}: {e}"));
+    check_config(&label, &cfg);
+}
+
+fn check_config(label: &str, cfg: &numaplace_core::RunConfig) {
+    let est = limits::estimate(cfg).unwrap_or_else(|e| panic!("{label}: {e}"));
     let peak = peak_of(|| {
-        let out = run_to_json(&cfg).unwrap_or_else(|e| panic!("{label}: {e}"));
+        let out = run_to_json(cfg).unwrap_or_else(|e| panic!("{label}: {e}"));
         let body = serde_json::to_string_pretty(&out.json).unwrap();
         assert!(!body.is_empty());
     });
@@ -110,5 +114,28 @@ fn larger_runs_stay_within_their_estimates() {
                     .collect(),
             });
         }
+    }
+}
+
+#[test]
+fn a_multiprogrammed_run_stays_within_its_estimate() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = r#"
+[[program]]
+workload = { kind = "jacobi", n = 128, threads = 4 }
+[[program]]
+start_ns = 100000
+workload = { kind = "gauss", n = 64, threads = 4 }
+[[program]]
+start_ns = 200000
+workload = { kind = "matvec", n = 128, threads = 4 }
+"#;
+    for policy in ["static", "platinum"] {
+        let ov = Overrides {
+            policy: Some(policy.into()),
+            ..Default::default()
+        };
+        let cfg = numaplace_harness::resolve_text("three.toml", text, &ov).unwrap();
+        check_config(&format!("three programs under {policy}"), &cfg);
     }
 }

@@ -145,3 +145,15 @@ fn a_scripted_event_naming_a_missing_program_is_refused() {
     let e = resolve(&text, &[]).unwrap_err().to_string();
     assert!(e.contains("scheduler.events[0].program"), "{e}");
 }
+
+#[test]
+fn the_estimate_covers_every_program() {
+    let cfg = resolve(TWO, &[]).unwrap();
+    let both = cfg.estimate().unwrap();
+    let mut first = cfg.clone();
+    first.program.truncate(1);
+    let one = first.estimate().unwrap();
+    assert!(both.pages > one.pages, "{} vs {}", both.pages, one.pages);
+    assert_eq!(both.threads, 8);
+    assert!(both.bytes > one.bytes);
+}

@@ -4,34 +4,60 @@
 use serde_json::Value as Json;
 
 /// Sets `value` at the dotted `path` (e.g. `"machine.costs.remote_read_ns"`)
-/// inside `table`, creating intermediate tables as needed.
+/// inside `table`, creating intermediate tables as needed. A numeric segment
+/// (`"program.1.start_ns"`, also written `"program[1].start_ns"`) steps into an
+/// existing list's element.
 ///
-/// An intermediate key that already holds a non-table value is replaced by a
-/// table: the spec validator reports such conflicts before any run is
-/// expanded, so at run time this never silently discards configuration.
-/// Returns `true` when no such replacement was needed.
+/// An intermediate key that already holds a non-table value (or a list without
+/// that element) is replaced by a table: the spec validator reports such
+/// conflicts before any run is expanded, so at run time this never silently
+/// discards configuration. Returns `true` when no such replacement was needed.
 pub fn set_dotted(table: &mut toml::Table, path: &str, value: toml::Value) -> bool {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('.') {
+        match p.split_once('[') {
+            Some((name, rest)) => {
+                parts.push(name);
+                parts.push(rest.strip_suffix(']').unwrap_or(rest));
+            }
+            None => parts.push(p),
+        }
+    }
     let mut clean = true;
-    let mut parts = path.split('.').peekable();
+    let (last, steps) = match parts.split_last() {
+        Some(x) => x,
+        None => return clean,
+    };
     let mut current = table;
-    while let Some(part) = parts.next() {
-        if parts.peek().is_none() {
-            current.insert(part.to_string(), value);
-            return clean;
-        }
+    let mut i = 0;
+    while i < steps.len() {
         let entry = current
-            .entry(part.to_string())
+            .entry(steps[i].to_string())
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        if !entry.is_table() {
+        // A list's element, when the next segment numbers one that exists.
+        let index = steps
+            .get(i + 1)
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&k| matches!(&*entry, toml::Value::Array(a) if a.get(k).is_some_and(|e| e.is_table())));
+        let next = match (entry, index) {
+            (toml::Value::Array(a), Some(k)) => {
+                i += 1;
+                &mut a[k]
+            }
+            (e, _) => e,
+        };
+        if !next.is_table() {
             clean = false;
-            *entry = toml::Value::Table(toml::Table::new());
+            *next = toml::Value::Table(toml::Table::new());
         }
-        current = match entry {
+        current = match next {
             toml::Value::Table(t) => t,
             // Just made sure it is a table above.
             _ => return false,
         };
+        i += 1;
     }
+    current.insert(last.to_string(), value);
     clean
 }
 
@@ -273,6 +299,24 @@ mod tests {
             get_dotted_toml(&t, "machine.costs.remote_read_ns"),
             Some(&toml::Value::Integer(5))
         );
+    }
+
+    #[test]
+    fn set_dotted_steps_into_a_list_of_tables_by_index() {
+        let mut t: toml::Table = "[[program]]\nstart_ns = 0\n[[program]]\nstart_ns = 0\n"
+            .parse()
+            .unwrap();
+        assert!(set_dotted(&mut t, "program.1.start_ns", 5.into()));
+        assert!(set_dotted(&mut t, "program[0].workload.n", 64.into()));
+        assert_eq!(
+            get_dotted_toml(&t, "program.1.start_ns"),
+            Some(&toml::Value::Integer(5))
+        );
+        assert_eq!(
+            get_dotted_toml(&t, "program.0.workload.n"),
+            Some(&toml::Value::Integer(64))
+        );
+        assert_eq!(t["program"].as_array().map(|a| a.len()), Some(2));
     }
 
     #[test]

@@ -96,9 +96,13 @@ pub trait Monitor {
 }
 
 /// Heap bytes one thread of a run takes besides its buffered operations (resource
-/// estimates use it).
+/// estimates use it). A program has at least one thread, so a thread's share bounds its
+/// program's runtime state and result too.
 pub(crate) fn bytes_per_thread() -> u64 {
-    (std::mem::size_of::<ThreadRt>() + 64) as u64
+    (std::mem::size_of::<ThreadRt>()
+        + std::mem::size_of::<ProgRt>()
+        + std::mem::size_of::<ProgramStats>()
+        + 64) as u64
 }
 
 /// A program of a run and when it starts: its threads are created at `start` (a run's
