@@ -130,32 +130,29 @@ fn one_thread(ops: Vec<Op>) -> Box<dyn Program> {
     Box::new(Script::new(1, vec![ops]))
 }
 
+/// Two one-thread programs computing for `a` and `b` ns, the second starting at `start`.
+fn two_waits(a: u64, b: u64, start: u64, scheduler: Watcher, series: Option<Ns>) -> Stats {
+    run(
+        vec![
+            (one_thread(vec![wait(a)]), 0),
+            (one_thread(vec![wait(b)]), start),
+        ],
+        scheduler,
+        series,
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_later_program_starts_at_its_start_time() {
-    let s = run(
-        vec![
-            (one_thread(vec![wait(1_000)]), 0),
-            (one_thread(vec![wait(1_000)]), 50_000),
-        ],
-        Watcher::default(),
-        None,
-    )
-    .unwrap();
+    let s = two_waits(1_000, 1_000, 50_000, Watcher::default(), None);
     assert_eq!(s.threads[1].completion_ns, 51_000);
     assert_eq!(s.makespan_ns, 51_000);
 }
 
 #[test]
 fn each_program_reports_its_own_turnaround() {
-    let s = run(
-        vec![
-            (one_thread(vec![wait(3_000)]), 0),
-            (one_thread(vec![wait(1_000)]), 50_000),
-        ],
-        Watcher::default(),
-        None,
-    )
-    .unwrap();
+    let s = two_waits(3_000, 1_000, 50_000, Watcher::default(), None);
     let turnaround: Vec<u64> = s.programs.iter().map(|p| p.turnaround_ns).collect();
     assert_eq!(turnaround, [3_000, 1_000]);
     assert_eq!(s.programs[1].start_ns, 50_000);
@@ -181,30 +178,15 @@ fn program_results_sum_their_threads_references() {
 #[test]
 fn a_run_waiting_only_for_a_later_program_is_not_a_deadlock() {
     // Ticks check for deadlock while nothing but the second program's start is to come.
-    let s = run(
-        vec![
-            (one_thread(vec![wait(1_000)]), 0),
-            (one_thread(vec![wait(1_000)]), 100_000),
-        ],
-        Watcher::default(),
-        Some(Ns(10_000)),
-    );
-    assert_eq!(s.unwrap().makespan_ns, 101_000);
+    let s = two_waits(1_000, 1_000, 100_000, Watcher::default(), Some(Ns(10_000)));
+    assert_eq!(s.makespan_ns, 101_000);
 }
 
 #[test]
 fn the_scheduler_is_told_of_every_threads_creation_and_end() {
     let w = Watcher::default();
     let log = w.log.clone();
-    run(
-        vec![
-            (one_thread(vec![wait(1_000)]), 0),
-            (one_thread(vec![wait(1_000)]), 5_000),
-        ],
-        w,
-        None,
-    )
-    .unwrap();
+    two_waits(1_000, 1_000, 5_000, w, None);
     assert_eq!(
         *log.borrow(),
         [

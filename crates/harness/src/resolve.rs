@@ -536,44 +536,23 @@ pub fn apply_set(doc: &mut toml::Table, s: &str) -> Result<(), UserError> {
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(raw.to_string()));
     // `program[1].start_ns` and `program.1.start_ns` both name an element of a list.
-    let mut parts: Vec<&str> = Vec::new();
-    for p in path.split('.').map(str::trim) {
-        match p.split_once('[') {
-            Some((name, rest)) => {
-                parts.push(name);
-                parts.push(rest.strip_suffix(']').unwrap_or(rest));
-            }
-            None => parts.push(p),
-        }
-    }
+    let parts = numaplace_study::path_segments(path);
     let mut here = Place::Table(doc);
     for (i, p) in parts.iter().enumerate() {
         let last = i + 1 == parts.len();
-        let named = || parts[..=i].join(".");
-        here = match here {
+        let slot = match here {
             Place::Table(table) => {
                 if last {
                     table.insert(p.to_string(), value);
                     return Ok(());
                 }
-                match table
+                table
                     .entry(p.to_string())
                     .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-                {
-                    toml::Value::Table(t) => Place::Table(t),
-                    toml::Value::Array(a) => Place::Array(a),
-                    _ => {
-                        return Err(UserError::new(format!(
-                            "--set `{s}`: `{}` is a value, not a table",
-                            named()
-                        )))
-                    }
-                }
             }
             Place::Array(list) => {
                 let len = list.len();
-                let slot = p.parse::<usize>().ok().and_then(|k| list.get_mut(k));
-                let Some(slot) = slot else {
+                let Some(slot) = p.parse::<usize>().ok().and_then(|k| list.get_mut(k)) else {
                     return Err(UserError::new(format!(
                         "--set `{s}`: `{}` has {len} elements; `{p}` is not one of them",
                         parts[..i].join(".")
@@ -583,16 +562,17 @@ pub fn apply_set(doc: &mut toml::Table, s: &str) -> Result<(), UserError> {
                     *slot = value;
                     return Ok(());
                 }
-                match slot {
-                    toml::Value::Table(t) => Place::Table(t),
-                    toml::Value::Array(a) => Place::Array(a),
-                    _ => {
-                        return Err(UserError::new(format!(
-                            "--set `{s}`: `{}` is a value, not a table",
-                            named()
-                        )))
-                    }
-                }
+                slot
+            }
+        };
+        here = match slot {
+            toml::Value::Table(t) => Place::Table(t),
+            toml::Value::Array(a) => Place::Array(a),
+            _ => {
+                return Err(UserError::new(format!(
+                    "--set `{s}`: `{}` is a value, not a table",
+                    parts[..=i].join(".")
+                )))
             }
         };
     }

@@ -34,4 +34,4 @@ pub use sweep::{
     DEFAULT_MAX_RUNS,
 };
 pub use table::{summarize, SummaryTable, TableOptions};
-pub use value::{get_dotted, set_dotted};
+pub use value::{get_dotted, path_segments, set_dotted};

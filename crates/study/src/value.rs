@@ -13,16 +13,7 @@ use serde_json::Value as Json;
 /// conflicts before any run is expanded, so at run time this never silently
 /// discards configuration. Returns `true` when no such replacement was needed.
 pub fn set_dotted(table: &mut toml::Table, path: &str, value: toml::Value) -> bool {
-    let mut parts: Vec<&str> = Vec::new();
-    for p in path.split('.') {
-        match p.split_once('[') {
-            Some((name, rest)) => {
-                parts.push(name);
-                parts.push(rest.strip_suffix(']').unwrap_or(rest));
-            }
-            None => parts.push(p),
-        }
-    }
+    let parts = path_segments(path);
     let mut clean = true;
     let (last, steps) = match parts.split_last() {
         Some(x) => x,
@@ -59,6 +50,23 @@ pub fn set_dotted(table: &mut toml::Table, path: &str, value: toml::Value) -> bo
     }
     current.insert(last.to_string(), value);
     clean
+}
+
+/// The segments of a dotted path, a list index written `name[i]` made a segment of
+/// its own: `program[1].start_ns` and `program.1.start_ns` both give `program`, `1`,
+/// `start_ns`. Segments are trimmed.
+pub fn path_segments(path: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for p in path.split('.').map(str::trim) {
+        match p.split_once('[') {
+            Some((name, rest)) => {
+                parts.push(name.trim());
+                parts.push(rest.strip_suffix(']').unwrap_or(rest).trim());
+            }
+            None => parts.push(p),
+        }
+    }
+    parts
 }
 
 /// Reads the value at the dotted `path` inside a JSON value. Object keys are
