@@ -211,6 +211,10 @@ pub struct Memory {
     pte_users: Vec<UserRun>,
     pte_delays: Vec<(u32, Ns)>,
     free_frames: Vec<u32>,
+    /// Free frames on all nodes together, and pages without a copy: a replica takes only
+    /// a frame that no unplaced page will need, so every page can always be placed.
+    free_total: u64,
+    unplaced: u64,
 }
 
 /// The last run of user references through one page-table-entry copy: a daemon that
@@ -236,6 +240,8 @@ impl Memory {
             pte_users: Vec::new(),
             pte_delays: Vec::new(),
             free_frames: vec![frames; nodes],
+            free_total: frames as u64 * nodes as u64,
+            unplaced: npages as u64,
         }
     }
 
@@ -338,18 +344,38 @@ impl Memory {
         self.free_frames[n.idx()]
     }
 
+    /// Takes a frame on node `n` for a page's copy that moves there (a migration, which
+    /// releases the frame it leaves).
     pub(crate) fn take_frame(&mut self, n: NodeId) -> bool {
         let f = &mut self.free_frames[n.idx()];
         if *f == 0 {
             false
         } else {
             *f -= 1;
+            self.free_total -= 1;
             true
         }
     }
 
+    /// Takes a frame on node `n` for a page's first copy.
+    pub(crate) fn take_first_frame(&mut self, n: NodeId) -> bool {
+        let ok = self.take_frame(n);
+        if ok {
+            self.unplaced -= 1;
+        }
+        ok
+    }
+
+    /// Takes a frame on node `n` for another copy of a placed page, unless the frames
+    /// left are all needed by the pages not yet placed (the run was admitted because
+    /// every page fits; replicas must not take that away).
+    pub(crate) fn take_replica_frame(&mut self, n: NodeId) -> bool {
+        self.free_total > self.unplaced && self.take_frame(n)
+    }
+
     pub(crate) fn release_frame(&mut self, n: NodeId) {
         self.free_frames[n.idx()] += 1;
+        self.free_total += 1;
     }
 
     pub(crate) fn set_mapping(&mut self, p: Vpn, n: NodeId, m: Mapping) {

@@ -323,3 +323,32 @@ fn a_spin_wait_polls_with_references_until_the_event_advances() {
     );
     assert!(s.threads[1].completion_ns >= 10_000);
 }
+
+#[test]
+fn replicas_never_take_the_frames_that_unplaced_pages_need() {
+    // Four frames for three pages: page 0's replica fits, page 1's would leave no frame
+    // for page 2 (touched last), so it is refused and page 2 still finds a home.
+    let machine = MachineConfig {
+        frames_per_node: 2,
+        ..toy_machine()
+    };
+    let s = run_with(
+        machine,
+        no_defrost(),
+        3,
+        vec![
+            vec![
+                read(0, 1),
+                wait(10_000),
+                read(1, 1),
+                wait(10_000),
+                read(2, 1),
+            ],
+            vec![wait(5_000), read(0, 1), wait(10_000), read(1, 1)],
+        ],
+    );
+    // Refused: page 1's replica, and page 2's local copy after it was placed on node 1.
+    assert_eq!(s.events.replications, 1);
+    assert_eq!(s.events.refused, 2);
+    assert_eq!((s.pages[2].copies, s.pages[2].home), (1, 1));
+}

@@ -159,7 +159,7 @@ impl Engine {
                         });
                     }
                     let target = crate::mm::nearest_with_frame(machine, mem, n).unwrap_or(n);
-                    if mem.take_frame(target) {
+                    if mem.take_first_frame(target) {
                         let page = mem.page_mut(vpn);
                         page.copies = crate::types::NodeSet::single(target);
                         page.home = target;

@@ -124,7 +124,7 @@ impl Mm for SimMm<'_> {
         if !self.mem.page(vpn).copies.is_empty() {
             return Err(ActionError::AlreadyPlaced);
         }
-        if !self.mem.take_frame(n) {
+        if !self.mem.take_first_frame(n) {
             self.stats.events.refused += 1;
             return Err(ActionError::NoFrame(n));
         }
@@ -241,7 +241,7 @@ impl Mm for SimMm<'_> {
             return Ok(());
         }
         let src = self.nearest_copy(vpn, to).ok_or(ActionError::NotPlaced)?;
-        if !self.mem.take_frame(to) {
+        if !self.mem.take_replica_frame(to) {
             self.stats.events.refused += 1;
             return Err(ActionError::NoFrame(to));
         }
