@@ -60,15 +60,32 @@ enum Command {
     /// When does moving a page pay? PLATINUM's minimum page sizes (its Table 1) and LaRowe
     /// et al.'s break-even reference counts, from a machine's costs.
     Breakeven(BreakevenArgs),
-    /// Time fixed scenarios on this host (simulated references and operations per second).
-    Bench {
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-        /// Repetitions per scenario (the best time is kept).
-        #[arg(long, default_value_t = 3)]
-        reps: usize,
-    },
+    /// Time fixed scenarios on this host: operations and simulated references per CPU
+    /// second and peak memory, each scenario in a process of its own (`--compare` a stored
+    /// `--json` result for ratios).
+    Bench(BenchArgs),
+}
+
+/// `numaplace bench`.
+#[derive(clap::Args, Debug)]
+struct BenchArgs {
+    /// Print the results as JSON (what `--compare` reads).
+    #[arg(long)]
+    json: bool,
+    /// Repetitions per scenario (the least CPU time is kept).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+    reps: u64,
+    /// Run only this scenario (repeatable): fine-static, jacobi-64B-pages,
+    /// holliday-daemon, platinum-gauss.
+    #[arg(long)]
+    scenario: Vec<String>,
+    /// A stored `bench --json` result: print each scenario's ratios to it.
+    #[arg(long, value_name = "OLD.json")]
+    compare: Option<PathBuf>,
+    /// Measure one scenario in this process and print its result as JSON (how `bench`
+    /// runs each scenario in a process of its own).
+    #[arg(long, hide = true)]
+    child: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -404,7 +421,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Report(a) => report(a),
         Command::Reproduce(a) => reproduce(a),
         Command::Breakeven(a) => breakeven(a),
-        Command::Bench { json, reps } => bench(json, reps),
+        Command::Bench(a) => bench(a),
     }
 }
 
@@ -710,23 +727,66 @@ fn serde_path_to_error_free(table: toml::Table) -> Result<MachineConfig, Failure
         .map_err(|e| UserError::new(format!("invalid machine: {}", e.message())).into())
 }
 
-fn bench(json: bool, reps: usize) -> Result<(), Failure> {
-    let results = numaplace_harness::bench::run_all(reps);
-    if json {
+fn bench(a: BenchArgs) -> Result<(), Failure> {
+    use numaplace_harness::bench::{self, BenchResult};
+    if let Some(name) = &a.child {
+        // One scenario in this process of its own, so its peak memory is its own.
+        let s = bench::scenario(name)
+            .ok_or_else(|| UserError::new(format!("--child: no scenario `{name}`")))?;
+        let r = bench::measure(s, a.reps as usize);
+        return out(&(serde_json::to_string(&r).context("serialising the result")? + "\n"));
+    }
+    let old: Option<Vec<BenchResult>> = match &a.compare {
+        None => None,
+        Some(path) => {
+            let (origin, text) = read_text(path)?;
+            Some(serde_json::from_str(&text).map_err(|e| {
+                UserError::new(format!(
+                    "{origin}:{}: not a stored `numaplace bench --json` result: {e}",
+                    e.line()
+                ))
+            })?)
+        }
+    };
+    let names: Vec<&str> = if a.scenario.is_empty() {
+        bench::SCENARIOS.iter().map(|s| s.name).collect()
+    } else {
+        for n in &a.scenario {
+            if bench::scenario(n).is_none() {
+                let known: Vec<&str> = bench::SCENARIOS.iter().map(|s| s.name).collect();
+                return Err(UserError::new(format!(
+                    "--scenario: no scenario `{n}`; known: {}",
+                    known.join(", ")
+                ))
+                .into());
+            }
+        }
+        a.scenario.iter().map(String::as_str).collect()
+    };
+    let exe = std::env::current_exe().context("finding this program to run the scenarios")?;
+    let mut results = Vec::new();
+    for name in names {
+        eprintln!("bench: {name} ...");
+        let o = std::process::Command::new(&exe)
+            .args(["bench", "--child", name, "--reps", &a.reps.to_string()])
+            .output()
+            .with_context(|| format!("running scenario {name}"))?;
+        if !o.status.success() {
+            return Err(anyhow::anyhow!(
+                "scenario {name} failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+            .into());
+        }
+        let r: BenchResult = serde_json::from_slice(&o.stdout)
+            .with_context(|| format!("reading scenario {name}'s result"))?;
+        results.push(r);
+    }
+    if a.json {
         let body = serde_json::to_string_pretty(&results).context("serialising the results")?;
         return out(&(body + "\n"));
     }
-    let mut o = format!(
-        "{:<44} {:>14} {:>12} {:>10} {:>16} {:>14}\n",
-        "scenario", "refs", "ops", "seconds", "refs/s", "ops/s"
-    );
-    for r in results {
-        o.push_str(&format!(
-            "{:<44} {:>14} {:>12} {:>10.4} {:>16.3e} {:>14.3e}\n",
-            r.name, r.refs, r.ops, r.seconds, r.refs_per_sec, r.ops_per_sec
-        ));
-    }
-    out(&o)
+    out(&bench::render(&results, old.as_deref()))
 }
 
 fn user(e: anyhow::Error) -> Failure {

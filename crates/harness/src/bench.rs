@@ -1,127 +1,284 @@
-//! `numaplace bench`: fixed scenarios timed on this host, single-threaded, reported as
-//! simulated references and operations per second beside a plain array scan for scale.
+//! `numaplace bench`: fixed scenarios, each long enough (about a second or more on a
+//! current core) to tell a 10% change from noise, each measured in a process of its own
+//! so that its peak memory is its own. Reported separately: engine operations per CPU
+//! second (the engine's unit of work), simulated references per CPU second (which a
+//! scenario's references per operation inflate), and peak resident memory. A stored
+//! result (`--json`) can be compared with a later one (`--compare`), ratio by ratio.
 
 use numaplace_core::RunConfig;
-use serde::Serialize;
-use std::time::Instant;
+use serde::{Deserialize, Serialize};
 
-/// One benchmark result.
-#[derive(Clone, Debug, Serialize)]
+/// One scenario's measurement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {
     /// Scenario name.
     pub name: String,
-    /// Simulated references in the run.
-    pub refs: u64,
-    /// Engine operations in the run.
+    /// Engine operations of the run.
     pub ops: u64,
-    /// Wall-clock seconds (best of the repetitions).
-    pub seconds: f64,
-    /// Simulated references per wall-clock second.
-    pub refs_per_sec: f64,
-    /// Engine operations per wall-clock second.
-    pub ops_per_sec: f64,
+    /// Simulated references of the run.
+    pub refs: u64,
+    /// Simulated makespan (ns): the same in every measurement of a scenario, so a
+    /// comparison can tell that two builds simulated the same thing.
+    pub makespan_ns: u64,
+    /// CPU seconds of the run (the best of the repetitions).
+    pub cpu_seconds: f64,
+    /// Wall-clock seconds of that repetition.
+    pub wall_seconds: f64,
+    /// Engine operations per CPU second.
+    pub ops_per_cpu_sec: f64,
+    /// Simulated references per CPU second.
+    pub refs_per_cpu_sec: f64,
+    /// Peak resident memory of the process that ran it (bytes), when the host says.
+    pub peak_rss_bytes: Option<u64>,
 }
 
-/// The fixed scenarios: (name, config) built from presets with a few fields set.
-pub fn scenarios() -> Vec<(String, RunConfig)> {
-    let mk = |name: &str, machine: &str, workload: &str, policy: &str, sets: &[&str]| {
+/// A benchmark scenario: a name, what it exercises, and its configuration.
+pub struct Scenario {
+    /// Name (what `--scenario` selects).
+    pub name: &'static str,
+    /// What it exercises.
+    pub what: &'static str,
+    /// Preset, workload, policy, and `--set` overrides.
+    pub machine: &'static str,
+    /// Workload kind.
+    pub workload: &'static str,
+    /// Policy kind.
+    pub policy: &'static str,
+    /// Field overrides.
+    pub sets: &'static [&'static str],
+}
+
+impl Scenario {
+    /// The scenario's resolved configuration.
+    pub fn config(&self) -> RunConfig {
         let ov = crate::Overrides {
-            machine: Some(machine.into()),
-            workload: Some(workload.into()),
-            policy: Some(policy.into()),
+            machine: Some(self.machine.into()),
+            workload: Some(self.workload.into()),
+            policy: Some(self.policy.into()),
             seed: Some(1),
-            sets: sets.iter().map(|s| s.to_string()).collect(),
+            sets: self
+                .sets
+                .iter()
+                .map(|s| s.to_string())
+                .chain(["report.per_page=false".to_string()])
+                .collect(),
         };
-        let cfg = crate::resolve(None, &ov).expect("benchmark scenarios are valid");
-        (name.to_string(), cfg)
+        crate::resolve(None, &ov).expect("benchmark scenarios are valid")
+    }
+}
+
+/// The fixed scenarios.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "fine-static",
+        what:
+            "one reference per operation (Holliday's synthetic matrix product), static first touch",
+        machine: "butterfly-plus",
+        workload: "matvec-synthetic",
+        policy: "static",
+        sets: &["workload.n=5792", "machine.frames_per_node=8192"],
+    },
+    Scenario {
+        name: "jacobi-64B-pages",
+        what: "Jacobi with 64-byte pages: many pages, short reference runs",
+        machine: "butterfly-plus",
+        workload: "jacobi",
+        policy: "static",
+        sets: &[
+            "machine.page_size_bytes=64",
+            "machine.frames_per_node=65536",
+            "workload.iterations=200",
+        ],
+    },
+    Scenario {
+        name: "holliday-daemon",
+        what:
+            "Holliday's migration daemon on software address translation: PTE locks on every access",
+        machine: "butterfly-plus-sat",
+        workload: "jacobi",
+        policy: "holliday-daemon",
+        sets: &["workload.threads=16", "workload.iterations=160"],
+    },
+    Scenario {
+        name: "platinum-gauss",
+        what: "PLATINUM's coherent memory on Gaussian elimination: faults, replication, freezing",
+        machine: "butterfly-plus",
+        workload: "gauss",
+        policy: "platinum",
+        sets: &["workload.n=1260"],
+    },
+];
+
+/// The scenario named `name`.
+pub fn scenario(name: &str) -> Option<&'static Scenario> {
+    SCENARIOS.iter().find(|s| s.name == name)
+}
+
+/// CPU seconds this process has used.
+fn cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    vec![
-        mk(
-            "jacobi-512-16t-first-touch",
-            "butterfly-plus",
-            "jacobi",
-            "static",
-            &["report.per_page=false"],
-        ),
-        mk(
-            "jacobi-512-16t-64B-pages",
-            "butterfly-plus",
-            "jacobi",
-            "static",
-            &[
-                "machine.page_size_bytes=64",
-                "machine.frames_per_node=65536",
-                "report.per_page=false",
-            ],
-        ),
-        mk(
-            "matvec-1024-64t-origin2000",
-            "origin2000",
-            "matvec",
-            "static",
-            &[
-                "workload.n=1024",
-                "workload.repeat=4",
-                "workload.iterations=4",
-                "policy.placement=\"round-robin\"",
-                "report.per_page=false",
-            ],
-        ),
-    ]
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
-/// Times a plain scan summing `words` u32 words `reps` times: the host's raw memory speed.
-pub fn array_scan(words: usize, reps: usize) -> BenchResult {
-    let data: Vec<u32> = (0..words as u32).collect();
-    let mut best = f64::INFINITY;
-    let mut sink = 0u64;
-    for _ in 0..3 {
-        let start = Instant::now();
-        for _ in 0..reps {
-            sink = sink.wrapping_add(
-                std::hint::black_box(&data)
-                    .iter()
-                    .map(|&x| x as u64)
-                    .sum::<u64>(),
-            );
-        }
-        best = best.min(start.elapsed().as_secs_f64());
+/// Peak resident memory of this process (bytes), when the host reports it.
+pub fn peak_rss_bytes() -> Option<u64> {
+    // SAFETY: an all-zero rusage is a valid value for the call to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid rusage for the call to fill.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return None;
     }
-    std::hint::black_box(sink);
-    let n = (words * reps) as u64;
-    BenchResult {
-        name: "baseline: plain array scan (words read)".into(),
-        refs: n,
-        ops: n,
-        seconds: best,
-        refs_per_sec: n as f64 / best,
-        ops_per_sec: n as f64 / best,
-    }
+    let max = u64::try_from(ru.ru_maxrss).ok()?;
+    // Linux reports kilobytes, macOS bytes.
+    Some(if cfg!(target_os = "macos") {
+        max
+    } else {
+        max * 1024
+    })
 }
 
-/// Runs every scenario `reps` times and keeps the best time of each.
-pub fn run_all(reps: usize) -> Vec<BenchResult> {
-    let mut out = Vec::new();
-    for (name, cfg) in scenarios() {
-        let mut best = f64::INFINITY;
-        let mut refs = 0;
-        let mut ops = 0;
-        for _ in 0..reps.max(1) {
-            let start = Instant::now();
-            let stats = cfg.run().expect("benchmark scenarios run");
-            best = best.min(start.elapsed().as_secs_f64());
-            refs = stats.refs.total;
-            ops = stats.ops;
+/// Runs scenario `s` `reps` times in this process and keeps the repetition with the
+/// least CPU time. Meant for a process of its own (see the CLI's `bench`), so that the
+/// peak memory is the scenario's.
+pub fn measure(s: &Scenario, reps: usize) -> BenchResult {
+    let cfg = s.config();
+    let mut best: Option<BenchResult> = None;
+    for _ in 0..reps.max(1) {
+        let (cpu0, wall0) = (cpu_seconds(), std::time::Instant::now());
+        let stats = cfg.run().expect("benchmark scenarios run");
+        let cpu = cpu_seconds() - cpu0;
+        let wall = wall0.elapsed().as_secs_f64();
+        if best.as_ref().is_some_and(|b| b.cpu_seconds <= cpu) {
+            continue;
         }
-        out.push(BenchResult {
-            name,
-            refs,
-            ops,
-            seconds: best,
-            refs_per_sec: refs as f64 / best,
-            ops_per_sec: ops as f64 / best,
+        best = Some(BenchResult {
+            name: s.name.to_string(),
+            ops: stats.ops,
+            refs: stats.refs.total,
+            makespan_ns: stats.makespan_ns,
+            cpu_seconds: cpu,
+            wall_seconds: wall,
+            ops_per_cpu_sec: stats.ops as f64 / cpu,
+            refs_per_cpu_sec: stats.refs.total as f64 / cpu,
+            peak_rss_bytes: None,
         });
     }
-    out.push(array_scan(1 << 22, 16));
-    out
+    let mut r = best.expect("at least one repetition");
+    r.peak_rss_bytes = peak_rss_bytes();
+    r
+}
+
+/// The results as a table; with `old`, each scenario's ratios new/old beside it (ops per
+/// CPU second: above 1 is faster; peak memory: below 1 is smaller), and a warning when a
+/// scenario simulated something else than before.
+pub fn render(results: &[BenchResult], old: Option<&[BenchResult]>) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "{:<18} {:>12} {:>14} {:>8} {:>8} {:>12} {:>12} {:>10}",
+        "scenario", "ops", "refs", "refs/op", "CPU s", "ops/CPU-s", "refs/CPU-s", "peak RSS"
+    );
+    if old.is_some() {
+        let _ = write!(o, " {:>10} {:>10}", "x ops/s", "x RSS");
+    }
+    o.push('\n');
+    let mut notes = Vec::new();
+    for r in results {
+        let rss = r
+            .peak_rss_bytes
+            .map(numaplace_core::estimate::human_bytes)
+            .unwrap_or_else(|| "-".into());
+        let _ = write!(
+            o,
+            "{:<18} {:>12} {:>14} {:>8.1} {:>8.3} {:>12.3e} {:>12.3e} {:>10}",
+            r.name,
+            r.ops,
+            r.refs,
+            r.refs as f64 / r.ops.max(1) as f64,
+            r.cpu_seconds,
+            r.ops_per_cpu_sec,
+            r.refs_per_cpu_sec,
+            rss
+        );
+        if let Some(old) = old {
+            match old.iter().find(|b| b.name == r.name) {
+                Some(b) => {
+                    let speed = r.ops_per_cpu_sec / b.ops_per_cpu_sec;
+                    let mem = match (r.peak_rss_bytes, b.peak_rss_bytes) {
+                        (Some(n), Some(p)) if p > 0 => format!("{:.2}", n as f64 / p as f64),
+                        _ => "-".into(),
+                    };
+                    let _ = write!(o, " {speed:>10.2} {mem:>10}");
+                    if (b.ops, b.refs, b.makespan_ns) != (r.ops, r.refs, r.makespan_ns) {
+                        notes.push(format!(
+                            "{}: simulated something else than the stored result (ops {} -> {}, \
+                             makespan {} -> {} ns): the ratio compares different runs",
+                            r.name, b.ops, r.ops, b.makespan_ns, r.makespan_ns
+                        ));
+                    }
+                }
+                None => {
+                    let _ = write!(o, " {:>10} {:>10}", "new", "new");
+                }
+            }
+        }
+        o.push('\n');
+    }
+    for n in notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(name: &str, ops_per_cpu_sec: f64, rss: u64) -> BenchResult {
+        BenchResult {
+            name: name.into(),
+            ops: 100,
+            refs: 200,
+            makespan_ns: 5,
+            cpu_seconds: 1.0,
+            wall_seconds: 1.0,
+            ops_per_cpu_sec,
+            refs_per_cpu_sec: 2.0 * ops_per_cpu_sec,
+            peak_rss_bytes: Some(rss),
+        }
+    }
+
+    #[test]
+    fn every_scenario_resolves() {
+        for s in SCENARIOS {
+            let cfg = s.config();
+            assert!(cfg.estimate().is_ok(), "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn a_comparison_prints_the_speed_and_memory_ratios() {
+        let old = [result("a", 1e6, 1000)];
+        let new = [result("a", 3e6, 500)];
+        let text = render(&new, Some(&old));
+        let row = text.lines().nth(1).unwrap();
+        assert!(row.trim_end().ends_with("3.00       0.50"), "{text}");
+    }
+
+    #[test]
+    fn a_comparison_warns_when_the_runs_simulated_differ() {
+        let old = [result("a", 1e6, 1000)];
+        let mut new = [result("a", 1e6, 1000)];
+        new[0].makespan_ns = 6;
+        assert!(render(&new, Some(&old)).contains("note: a: simulated something else"));
+    }
 }
