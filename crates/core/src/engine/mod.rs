@@ -255,7 +255,7 @@ impl Engine {
     pub fn run(mut self) -> Result<Stats, SimError> {
         let total = self.threads.len();
         while self.done < total {
-            let Some((now, event)) = self.queue.pop() else {
+            let Some((now, event)) = self.queue.take() else {
                 return Err(self.deadlock(self.now));
             };
             if now.0 >= TIME_LIMIT {

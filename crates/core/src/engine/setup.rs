@@ -168,6 +168,16 @@ impl Engine {
             }
         }
         let specs: Vec<DaemonSpec> = policy.daemons(machine);
+        if specs.len() > event::MAX_DAEMONS {
+            return Err(SimError::Policy {
+                policy: policy.name().into(),
+                message: format!(
+                    "asked for {} daemons; a run has at most {}",
+                    specs.len(),
+                    event::MAX_DAEMONS
+                ),
+            });
+        }
         let mut daemons = Vec::new();
         for s in &specs {
             match s.placement {
