@@ -255,6 +255,32 @@ fn holliday89_reproduces_in_quick_mode_and_evaluates_every_claim() {
 }
 
 #[test]
+fn dunx91_reproduces_in_quick_mode_and_evaluates_every_claim() {
+    let out = tmp("dunx91-quick");
+    let exp = workspace_root().join("experiments");
+    let o = numaplace(&[
+        "reproduce",
+        "dunx91",
+        "--quick",
+        "--no-fail",
+        "--experiments",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}\n{}", stderr(&o));
+    // Quick runs use a smaller grid; CI checks that the study runs, the plots and Table 1
+    // appear and every claim finds its runs.
+    assert!(text.contains("of 17 claims held"), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+    assert!(text.contains("Table 1"), "{text}");
+    for plot in ["figure1-completion-time.svg", "figure2-speedup.svg"] {
+        assert!(out.join("dunx91").join(plot).is_file(), "{plot} missing");
+    }
+}
+
+#[test]
 fn platinum89_reproduces_in_quick_mode_with_the_breakeven_claims_held() {
     let out = tmp("platinum89-results");
     let root = workspace_root();
@@ -298,6 +324,24 @@ fn breakeven_with_an_unknown_machine_is_a_user_error() {
 fn a_bad_platinum_parameter_is_a_user_error_naming_it() {
     let o = numaplace(&["run", "--policy", "platinum", "--set", "policy.t3_ns=5"]);
     assert_user_error(&o, &["t3_ns"]);
+}
+
+#[test]
+fn a_negative_dunx_freeze_window_is_a_user_error_naming_it() {
+    let o = numaplace(&[
+        "run",
+        "--policy",
+        "dunx",
+        "--set",
+        "policy.freeze_window_ns=-1",
+    ]);
+    assert_user_error(&o, &["policy.freeze_window_ns"]);
+}
+
+#[test]
+fn a_psolu_with_only_the_checker_is_a_user_error_naming_the_threads() {
+    let o = numaplace(&["run", "--workload", "psolu", "--set", "workload.threads=1"]);
+    assert_user_error(&o, &["workload.threads"]);
 }
 
 #[test]

@@ -213,6 +213,11 @@ pub struct Stats {
     /// Simulated operations executed (reference runs, computes, synchronisation): the
     /// engine's unit of work, for throughput measurements.
     pub ops: u64,
+    /// The policy's and the programs' own counts at the end of the run
+    /// ([`crate::policy::Policy::counters`], [`crate::workload::Program::counters`]);
+    /// empty when they keep none.
+    #[serde(skip)]
+    pub own_counters: Vec<Counter>,
     /// The run was stopped before every thread finished: the statistics cover the run up
     /// to `makespan_ns` only.
     pub partial: bool,

@@ -79,6 +79,10 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
         for c in e.counters() {
             o.insert(c.name.into(), json!(c.value));
         }
+        // The policy's and programs' own counts (most keep none: their records are unchanged).
+        for c in &s.own_counters {
+            o.insert(c.name.into(), json!(c.value));
+        }
     }
     if s.partial {
         // Only a stopped run carries the mark, so complete records stay as they were.

@@ -54,6 +54,11 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
     ];
     // One row per event counter, as declared in `EventCounts`.
     rows.extend(e.counters().map(|c| (c.label, c.value.to_string())));
+    rows.extend(
+        s.own_counters
+            .iter()
+            .map(|c| (c.label, c.value.to_string())),
+    );
     rows.push(("daemon busy", secs(s.daemon_busy_ns)));
     for (k, v) in rows {
         let _ = writeln!(o, "  {k:<20} {v}");

@@ -201,3 +201,8 @@ fn holliday89_quick_reproduction_gives_its_snapshot() {
 fn platinum89_quick_reproduction_gives_its_snapshot() {
     paper_snapshot("platinum89");
 }
+
+#[test]
+fn dunx91_quick_reproduction_gives_its_snapshot() {
+    paper_snapshot("dunx91");
+}

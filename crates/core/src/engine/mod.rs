@@ -343,6 +343,10 @@ impl Engine {
     fn finish(mut self) -> Stats {
         let end = Ns(self.stats.makespan_ns);
         self.stats.npages = self.mm.mem.npages() as u64;
+        self.stats.own_counters = self.policy.counters();
+        for p in &self.progs {
+            self.stats.own_counters.extend(p.prog.counters());
+        }
         for r in self.stats.pages.iter_mut() {
             let p = self.mm.mem.page(Vpn(r.vpn));
             r.home = p.home.0;

@@ -101,6 +101,11 @@ impl Recording {
         &mut self.sys.hist
     }
 
+    /// A page's state, to set the scene (e.g. mark it written since the last aging).
+    pub fn page_mut(&mut self, vpn: Vpn) -> &mut PageState {
+        self.sys.mem.page_mut(vpn)
+    }
+
     /// The nodes the threads run on, to set the scene.
     pub fn thread_nodes_mut(&mut self) -> &mut Vec<Option<NodeId>> {
         &mut self.sys.thread_nodes

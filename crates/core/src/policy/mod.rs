@@ -5,6 +5,7 @@
 //! them only through its actions; it keeps any per-page state of its own in dense arrays
 //! indexed by [`Vpn`]. The machine and memory never grow policy-specific fields.
 
+pub mod dunx;
 pub mod foresight;
 pub mod holliday_daemon;
 pub mod platinum;
@@ -16,8 +17,10 @@ use crate::machine::Machine;
 use crate::memory::Access;
 pub use crate::mm::{ActionError, Mm, PteHold};
 use crate::registry::{Component, Describe, Meta, Params};
+use crate::stats::Counter;
 use crate::types::{NodeId, Ns, ProcId, ThreadId, Vpn};
 
+pub use dunx::{DunxConfig, DunxPolicy};
 pub use foresight::{Foresight, ForesightConfig};
 pub use holliday_daemon::{HollidayConfig, HollidayDaemon};
 pub use platinum::{PlatinumConfig, PlatinumPolicy};
@@ -161,6 +164,12 @@ pub trait Policy {
     /// information Holliday's Foresight baseline acts on). What the policy does is charged
     /// to the thread.
     fn on_advise(&mut self, _ctx: &mut dyn Mm, _thread: ThreadId, _vpn: Vpn) {}
+
+    /// Counts of the policy's own, read once at the end of the run (e.g. DUnX's replicas
+    /// invalidated); each becomes a top-level key of the run's record. Default: none.
+    fn counters(&self) -> Vec<Counter> {
+        Vec::new()
+    }
 }
 
 /// The plain fault handling every policy can fall back on: place an unplaced page on the

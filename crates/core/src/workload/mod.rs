@@ -13,6 +13,7 @@ pub mod matvec_sparse;
 pub mod matvec_synthetic;
 pub mod msort;
 pub mod pair_rows;
+pub mod psolu;
 pub mod surface_wave;
 
 use crate::error::ConfigError;
@@ -30,6 +31,7 @@ pub use matvec::MatvecConfig;
 pub use matvec_sparse::{MatvecSparseConfig, SparseRows};
 pub use matvec_synthetic::MatvecSyntheticConfig;
 pub use msort::MsortConfig;
+pub use psolu::{PsoluConfig, PsoluVariant};
 pub use surface_wave::SurfaceWaveConfig;
 
 /// One operation of a thread.
@@ -107,6 +109,12 @@ pub trait Program {
     /// Appends the next operations of thread `t` to `out` (which is empty on entry);
     /// leaving it empty means the thread is done. `running[i]` says whether thread `i` runs.
     fn next_ops(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>);
+    /// Counts of the program's own, read once at the end of the run (e.g. psolu's
+    /// iterations to convergence); each becomes a top-level key of the run's record.
+    /// Default: none.
+    fn counters(&self) -> Vec<crate::stats::Counter> {
+        Vec::new()
+    }
 }
 
 /// Turns element ranges into page reference runs, merging consecutive runs to one page.

@@ -10,6 +10,7 @@ pub fn small(kind: &str) -> Vec<String> {
         "gauss" => &["workload.n=96"],
         "msort" => &["workload.n=4096"],
         "backprop" => &["workload.epochs=1"],
+        "psolu" => &["workload.grid=16", "workload.tolerance_digits=3"],
         _ => &[],
     };
     let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

@@ -300,9 +300,50 @@ fn check(
             ))
         }
         Check::Compare(c) => {
-            let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
-            let (ok, want) = compared(c.expect, l, r);
-            Ok((ok, format!("{base}; expected left {want} right")))
+            let Some(over) = c.over.as_deref() else {
+                let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
+                let (ok, want) = compared(c.expect, l, r);
+                return Ok((ok, format!("{base}; expected left {want} right")));
+            };
+            let from = c.from.as_ref().map(toml_to_json);
+            let xs: Vec<Value> = values_of(records, &c.left, over)
+                .into_iter()
+                .filter(|x| {
+                    from.as_ref()
+                        .is_none_or(|f| compare_values(x, f) != std::cmp::Ordering::Less)
+                })
+                .collect();
+            if xs.is_empty() {
+                return Err(format!("no value of `{over}` to compare at"));
+            }
+            let mut failed = Vec::new();
+            let mut shown = Vec::new();
+            let mut want = "";
+            for x in &xs {
+                let at = [(over.to_string(), x.clone())];
+                let (l, _) = operand_mean(records, &c.left, &at, default_metric)?;
+                let (r, _) = operand_mean(records, &c.right, &at, default_metric)?;
+                values.push((format!("left {over}={}", label(x)), l));
+                values.push((format!("right {over}={}", label(x)), r));
+                let (ok, w) = compared(c.expect, l, r);
+                want = w;
+                shown.push(format!("{}: {} vs {}", label(x), fmt_num(l), fmt_num(r)));
+                if !ok {
+                    failed.push(label(x));
+                }
+            }
+            let lm = c.left.metric.as_deref().unwrap_or(default_metric);
+            let rm = c.right.metric.as_deref().unwrap_or(default_metric);
+            let mut detail = format!(
+                "left {} vs right {} over {over}: {}; expected left {want} right at each",
+                describe(&c.left, lm),
+                describe(&c.right, rm),
+                shown.join(", ")
+            );
+            if !failed.is_empty() {
+                detail.push_str(&format!("; fails at {}", failed.join(", ")));
+            }
+            Ok((failed.is_empty(), detail))
         }
         Check::Reported(_) => {
             Err("a reported claim is evaluated against the paper's reported numbers".into())

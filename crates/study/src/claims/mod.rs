@@ -116,7 +116,8 @@ pub struct RatioCheck {
     pub at_most: Option<f64>,
 }
 
-/// mean(left) is less (or greater) than mean(right), per `expect`.
+/// mean(left) is less (or greater) than mean(right), per `expect`; with `over`, so at
+/// every value of that axis among left's runs (from `from` on, when given).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompareCheck {
@@ -127,6 +128,13 @@ pub struct CompareCheck {
     pub right: Operand,
     /// How left stands to right.
     pub expect: Order,
+    /// Axis field at each of whose values the order must hold (e.g. every processor
+    /// count), instead of once over the means of all selected runs.
+    #[serde(default)]
+    pub over: Option<String>,
+    /// With `over`: the smallest value of the axis checked.
+    #[serde(default)]
+    pub from: Option<toml::Value>,
 }
 
 /// At each value of `over`, mean(left)/mean(right) (or mean(left) alone when there is
@@ -238,6 +246,9 @@ pub enum ShapeError {
     /// A reported claim with neither `tolerance` nor a metric to bound by.
     #[error("a reported claim needs `tolerance` or `lower_metric`/`upper_metric`")]
     ReportedWithoutMeasure,
+    /// A compare claim with `from` but no `over`.
+    #[error("a compare claim's `from` needs `over`")]
+    FromWithoutOver,
 }
 
 /// Checks what reading a claim cannot: that it has a bound or a way to compare
@@ -252,6 +263,9 @@ pub fn validate(claim: &Claim) -> Result<(), ShapeError> {
             (Some(_), None) => Err(ShapeError::SpeedupWithoutComparison),
             (Some(_), Some(_)) => Ok(()),
         },
+        Check::Compare(c) if c.from.is_some() && c.over.is_none() => {
+            Err(ShapeError::FromWithoutOver)
+        }
         Check::Reported(c)
             if c.tolerance.is_none() && c.lower_metric.is_none() && c.upper_metric.is_none() =>
         {
