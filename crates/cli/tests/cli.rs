@@ -211,40 +211,33 @@ fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// `reproduce PAPER --quick` with the checkout's experiments into a fresh results
+/// directory (`--no-fail` too when `no_fail`); asserts success and returns the results
+/// directory and the printed report.
+fn reproduce_quick(paper: &str, dir: &str, no_fail: bool) -> (PathBuf, String) {
+    let out = tmp(dir);
+    let exp = workspace_root().join("experiments");
+    let mut args = vec!["reproduce", paper, "--quick"];
+    if no_fail {
+        args.push("--no-fail");
+    }
+    args.extend(["--experiments", exp.to_str().unwrap()]);
+    args.extend(["--out", out.to_str().unwrap()]);
+    let o = numaplace(&args);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}\n{}", stderr(&o));
+    (out, text)
+}
+
 #[test]
 fn builtin_study_reproduces_in_quick_mode_with_claims_held() {
-    let out = tmp("repro-quick");
-    let exp = workspace_root().join("experiments");
-    let o = numaplace(&[
-        "reproduce",
-        "numa-basics",
-        "--quick",
-        "--experiments",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{text}\n{}", stderr(&o));
+    let (_, text) = reproduce_quick("numa-basics", "repro-quick", false);
     assert!(text.contains("3 of 3 claims held"), "{text}");
 }
 
 #[test]
 fn holliday89_reproduces_in_quick_mode_and_evaluates_every_claim() {
-    let out = tmp("holliday-quick");
-    let exp = workspace_root().join("experiments");
-    let o = numaplace(&[
-        "reproduce",
-        "holliday89",
-        "--quick",
-        "--no-fail",
-        "--experiments",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{text}\n{}", stderr(&o));
+    let (_, text) = reproduce_quick("holliday89", "holliday-quick", true);
     // Quick sizes are too small for the paper's conclusions; what CI checks is that every
     // table runs and every claim finds its runs.
     assert!(text.contains("of 17 claims held"), "{text}");
@@ -256,20 +249,7 @@ fn holliday89_reproduces_in_quick_mode_and_evaluates_every_claim() {
 
 #[test]
 fn dunx91_reproduces_in_quick_mode_and_evaluates_every_claim() {
-    let out = tmp("dunx91-quick");
-    let exp = workspace_root().join("experiments");
-    let o = numaplace(&[
-        "reproduce",
-        "dunx91",
-        "--quick",
-        "--no-fail",
-        "--experiments",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{text}\n{}", stderr(&o));
+    let (out, text) = reproduce_quick("dunx91", "dunx91-quick", true);
     // Quick runs use a smaller grid; CI checks that the study runs, the plots and Table 1
     // appear and every claim finds its runs.
     assert!(text.contains("of 17 claims held"), "{text}");
@@ -282,20 +262,7 @@ fn dunx91_reproduces_in_quick_mode_and_evaluates_every_claim() {
 
 #[test]
 fn platinum89_reproduces_in_quick_mode_with_the_breakeven_claims_held() {
-    let out = tmp("platinum89-results");
-    let root = workspace_root();
-    let o = numaplace(&[
-        "reproduce",
-        "platinum89",
-        "--quick",
-        "--no-fail",
-        "--experiments",
-        root.join("experiments").to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let (_, text) = reproduce_quick("platinum89", "platinum89-results", true);
     for held in [
         "[held] table1-within-rounding",
         "[held] table1-never-cells",

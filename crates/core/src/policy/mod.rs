@@ -10,6 +10,9 @@ pub mod foresight;
 pub mod holliday_daemon;
 pub mod platinum;
 pub mod static_placement;
+#[cfg(test)]
+#[path = "tests/scene.rs"]
+mod test_scene;
 
 use crate::error::ConfigError;
 use crate::history::HistoryMode;

@@ -1,9 +1,10 @@
 //! Unit tests of the `dunx` policy against the recording double, one behaviour each.
 
 use super::*;
-use crate::machine::MachineConfig;
+use crate::history::HistoryMode;
 use crate::memory::Mapping;
 use crate::mm::{test_machine_config, Action, Recording};
+use crate::policy::test_scene::{fault, mapped, recording};
 
 const WINDOW: u64 = 10_000;
 const SCAN: u64 = 1_000_000;
@@ -19,34 +20,13 @@ fn config() -> DunxConfig {
 /// `config` over `npages` unplaced pages of the unit-test machine with `nodes` nodes of
 /// `frames` frames, reference bits kept as the policy asks.
 fn setup(nodes: u16, frames: u32, npages: usize, config: DunxConfig) -> (DunxPolicy, Recording) {
-    let machine = Machine::new(MachineConfig {
-        frames_per_node: frames,
-        ..test_machine_config(nodes)
-    })
-    .unwrap();
+    let machine = recording(nodes, frames, 0, HistoryMode::None)
+        .machine()
+        .clone();
     let mut policy = DunxPolicy::new(config, &machine).unwrap();
-    let mut rec = Recording::new(machine, npages, policy.history());
+    let mut rec = recording(nodes, frames, npages, policy.history());
     policy.init(&mut rec);
     (policy, rec)
-}
-
-/// Hands `policy` a fault by node `node`'s thread, run on that node.
-fn fault(policy: &mut DunxPolicy, rec: &mut Recording, node: u16, vpn: u32, write: bool) {
-    rec.actor = NodeId(node);
-    let f = Fault {
-        thread: ThreadId(node.into()),
-        node: NodeId(node),
-        vpn: Vpn(vpn),
-        write,
-    };
-    policy.on_fault(rec, f);
-}
-
-fn mapped(target: u16, access: Access) -> Mapping {
-    Mapping {
-        target: NodeId(target),
-        access,
-    }
 }
 
 /// Page 0 placed on node 0 and mapped writable there.

@@ -1,19 +1,8 @@
 //! Unit tests of the `holliday_daemon` policy against the recording double, one behaviour each.
 
 use super::*;
-use crate::machine::MachineConfig;
-use crate::mm::{test_machine_config, Action, Recording};
-
-/// The double on the unit-test machine with `nodes` nodes of `frames` frames (costs:
-/// entry lock 5, entry examine 3, migration 1000 + 16 words at 2), one thread per node.
-fn recording(nodes: u16, frames: u32, npages: usize, history: HistoryMode) -> Recording {
-    let machine = Machine::new(MachineConfig {
-        frames_per_node: frames,
-        ..test_machine_config(nodes)
-    })
-    .unwrap();
-    Recording::new(machine, npages, history)
-}
+use crate::mm::{Action, Recording};
+use crate::policy::test_scene::recording;
 
 /// `daemons` daemons blocking 50 us over `npages` unplaced pages on `nodes` nodes,
 /// initialised.

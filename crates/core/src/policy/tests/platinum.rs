@@ -2,10 +2,9 @@
 
 use super::*;
 use crate::history::HistoryMode;
-use crate::machine::MachineConfig;
-use crate::memory::Mapping;
-use crate::mm::{test_machine_config, Action, Recording};
-use crate::types::{NodeSet, ThreadId};
+use crate::mm::{Action, Recording};
+use crate::policy::test_scene::{fault, mapped, recording};
+use crate::types::NodeSet;
 
 const T1: u64 = 10_000;
 const T2: u64 = 1_000_000;
@@ -26,36 +25,10 @@ fn setup(
     npages: usize,
     config: PlatinumConfig,
 ) -> (PlatinumPolicy, Recording) {
-    let machine = Machine::new(MachineConfig {
-        frames_per_node: frames,
-        ..test_machine_config(nodes)
-    })
-    .unwrap();
-    let rec = Recording::new(machine, npages, HistoryMode::None);
-    let mut rec = rec;
+    let mut rec = recording(nodes, frames, npages, HistoryMode::None);
     let mut policy = PlatinumPolicy::new(config, rec.machine()).unwrap();
     policy.init(&mut rec);
     (policy, rec)
-}
-
-/// Hands `policy` a fault by node `node`'s thread, run on that node as the engine
-/// runs it.
-fn fault(policy: &mut PlatinumPolicy, rec: &mut Recording, node: u16, vpn: u32, write: bool) {
-    rec.actor = NodeId(node);
-    let f = Fault {
-        thread: ThreadId(node.into()),
-        node: NodeId(node),
-        vpn: Vpn(vpn),
-        write,
-    };
-    policy.on_fault(rec, f);
-}
-
-fn mapped(target: u16, access: Access) -> Mapping {
-    Mapping {
-        target: NodeId(target),
-        access,
-    }
 }
 
 /// Page 0 first touched by node 0, replicated by a read on node 1, then written by
