@@ -350,7 +350,13 @@ impl RunConfig {
             part(
                 "page states and per-node mappings",
                 &size,
-                Memory::bytes_needed(pages, nodes, policy.acquires_ptes()),
+                Memory::bytes_needed(
+                    pages,
+                    nodes,
+                    machine.config.frames_per_node as u64,
+                    policy.acquires_ptes(),
+                    policy.replicates(),
+                ),
             ),
             part(
                 "reference history",

@@ -160,9 +160,7 @@ impl Engine {
                     }
                     let target = crate::mm::nearest_with_frame(machine, mem, n).unwrap_or(n);
                     if mem.take_first_frame(target) {
-                        let page = mem.page_mut(vpn);
-                        page.copies = crate::types::NodeSet::single(target);
-                        page.home = target;
+                        mem.place_copy(vpn, target);
                     }
                 }
             }

@@ -134,7 +134,7 @@ impl MemSystem {
         let costs = self.machine.costs();
         let (per_word, class) = if m.target == node {
             match costs.cached_read_ns {
-                Some(c) if !write && self.mem.page(vpn).copies.len() > 1 => (c, RefClass::Cached),
+                Some(c) if !write && self.mem.copy_count(vpn) > 1 => (c, RefClass::Cached),
                 _ => (
                     if write {
                         costs.local_write_ns
@@ -176,9 +176,7 @@ impl MemSystem {
         }
         self.hist.record(vpn, node, count);
         if write {
-            let p = self.mem.page_mut(vpn);
-            p.dirty = true;
-            p.written_since_age = true;
+            self.mem.mark_written(vpn);
         }
         Ok(t)
     }
