@@ -279,6 +279,12 @@ pub(crate) struct UserRun {
 impl Memory {
     /// `npages` unplaced pages on a machine of `nodes` nodes with `frames` frames each.
     pub fn new(npages: usize, nodes: usize, frames: u32) -> Memory {
+        Memory::with_frames(npages, &vec![frames; nodes])
+    }
+
+    /// `npages` unplaced pages on a machine whose node `n` has `frames[n]` frames.
+    pub fn with_frames(npages: usize, frames: &[u32]) -> Memory {
+        let nodes = frames.len();
         let extra_words = nodes.div_ceil(64).saturating_sub(1);
         Memory {
             nodes,
@@ -291,14 +297,14 @@ impl Memory {
             pte_locked_until: Vec::new(),
             pte_users: Vec::new(),
             pte_delays: Vec::new(),
-            free_frames: vec![frames; nodes],
-            free_total: frames as u64 * nodes as u64,
+            free_frames: frames.to_vec(),
+            free_total: frames.iter().map(|&f| f as u64).sum(),
             unplaced: npages as u64,
         }
     }
 
     /// Heap bytes [`Memory::new`] allocates for `npages` pages on `nodes` nodes with
-    /// `frames` frames each, plus what it can grow to: the page-table-entry tables when
+    /// `frames` frames in all, plus what it can grow to: the page-table-entry tables when
     /// the policy takes entries (`ptes`), and the replica target table when it may
     /// replicate (`replicas`: at most one row per page with a spare frame for a second
     /// copy). Kept beside the allocations so the two stay in step; estimates use it.
@@ -312,7 +318,7 @@ impl Memory {
             0
         };
         let replica_rows = if replicas {
-            npages.min(frames.saturating_mul(nodes).saturating_sub(npages))
+            npages.min(frames.saturating_sub(npages))
         } else {
             0
         };

@@ -47,7 +47,7 @@ impl Engine {
                 ConfigError::new("workload", format!("{npages} pages are too many")).into(),
             );
         }
-        let frames = machine.config.frames_per_node as u64 * machine.nodes() as u64;
+        let frames = machine.total_frames();
         if npages > frames {
             return Err(ConfigError::new(
                 "machine.frames_per_node",
@@ -197,10 +197,10 @@ impl Engine {
                     });
                 }
                 DaemonPlacement::StealOn(n) => {
-                    if n.idx() >= machine.nodes() {
+                    if n.idx() >= machine.nodes() || !machine.has_procs(n) {
                         return Err(ConfigError::new(
                             "policy",
-                            format!("daemon `{}` on node {n}, which does not exist", s.name),
+                            format!("daemon `{}` on node {n}, which has no processors", s.name),
                         )
                         .into());
                     }

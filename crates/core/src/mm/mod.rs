@@ -281,6 +281,8 @@ pub fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
         nodes,
         procs_per_node: 1,
         frames_per_node: 64,
+        node_frames: Vec::new(),
+        memory_only_nodes: 0,
         page_size_bytes: 64,
         word_size_bytes: 4,
         topology: Topology::Uniform,

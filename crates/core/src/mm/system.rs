@@ -47,7 +47,12 @@ impl MemSystem {
     ) -> MemSystem {
         let nodes = machine.nodes();
         MemSystem {
-            mem: Memory::new(npages, nodes, machine.config.frames_per_node),
+            mem: Memory::with_frames(
+                npages,
+                &(0..nodes as u16)
+                    .map(|n| machine.frames(NodeId(n)))
+                    .collect::<Vec<_>>(),
+            ),
             hist: RefHistory::new(history, npages, nodes),
             modules: vec![Ns::ZERO; nodes],
             fault_busy: vec![Ns::ZERO; npages],

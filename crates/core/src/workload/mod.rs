@@ -7,6 +7,7 @@
 
 pub mod backprop;
 pub mod gauss;
+pub mod gups;
 pub mod jacobi;
 pub mod matvec;
 pub mod matvec_sparse;

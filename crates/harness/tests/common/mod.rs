@@ -11,6 +11,10 @@ pub fn small(kind: &str) -> Vec<String> {
         "msort" => &["workload.n=4096"],
         "backprop" => &["workload.epochs=1"],
         "psolu" => &["workload.grid=16", "workload.tolerance_digits=3"],
+        "gups" => &[
+            "workload.updates=2000",
+            "workload.working_set_bytes=1048576",
+        ],
         _ => &[],
     };
     let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
