@@ -475,6 +475,39 @@ impl Memory {
         Mapping { target, access }
     }
 
+    /// The copy node `n`'s mapping of page `p` reaches, if that mapping allows the access
+    /// (`write` or read): the reference path's one look at page state.
+    #[inline(always)]
+    pub(crate) fn reaches(&self, p: Vpn, n: NodeId, write: bool) -> Option<NodeId> {
+        let r = &self.recs[p.idx()];
+        let allowed = if n.0 < 64 {
+            let set = if write { r.writers } else { r.mapped };
+            (set >> n.0) & 1 != 0
+        } else {
+            self.wide_allows(p, n, write)
+        };
+        if !allowed {
+            return None;
+        }
+        Some(if r.slot == 0 {
+            r.home
+        } else {
+            self.targets[(r.slot - 1) as usize * self.nodes + n.idx()]
+        })
+    }
+
+    #[inline(never)]
+    fn wide_allows(&self, p: Vpn, n: NodeId, write: bool) -> bool {
+        self.has(p, if write { Set::Writers } else { Set::Mapped }, n)
+    }
+
+    /// Whether page-table-entry copies are locked or their user runs kept (a policy
+    /// takes entries): only then does a reference look at them.
+    #[inline]
+    pub(crate) fn has_entries(&self) -> bool {
+        !self.pte_locked_until.is_empty()
+    }
+
     /// Until when node `n`'s page-table-entry copy for `p` is locked by a daemon.
     #[inline]
     pub fn pte_locked_until(&self, p: Vpn, n: NodeId) -> Ns {

@@ -90,6 +90,7 @@ impl Engine {
                 threads.push(ThreadRt {
                     prog: pi as u32,
                     local,
+                    base_vpn: p.base_vpn,
                     proc,
                     node: proc.map(|pr| machine.node_of(pr)).unwrap_or(NodeId(0)),
                     buf: Vec::new(),
