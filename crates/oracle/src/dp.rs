@@ -173,6 +173,8 @@ pub struct ReplicationDp {
     live: Vec<(u32, Cost)>,
     /// The largest number of states held at once.
     pub peak_states: usize,
+    /// States updated so far (the solver's work).
+    pub work: u64,
 }
 
 impl ReplicationDp {
@@ -181,11 +183,13 @@ impl ReplicationDp {
         ReplicationDp {
             live: (0..nodes).map(|x| (1u32 << x, Cost::default())).collect(),
             peak_states: nodes,
+            work: 0,
         }
     }
 
     /// Takes one run.
     pub fn step(&mut self, m: &CostModel, r: Run, s: &mut Scratch) {
+        self.work += self.live.len() as u64;
         let n = m.nodes;
         let a = r.node as usize;
         let c = r.count as u64;
@@ -327,6 +331,33 @@ impl ReplicationDp {
     pub fn bytes(&self) -> usize {
         self.live.capacity() * std::mem::size_of::<(u32, Cost)>()
     }
+}
+
+/// Folds `next` into `pending` when both are by the same node and of the same kind:
+/// between two such runs with nothing else in between, a move made between them could
+/// be made before both or after both at no greater cost (the pair's cost is linear in
+/// where the boundary falls), so both models' optima are unchanged by the merge.
+#[inline]
+pub fn merge(pending: &mut Run, next: Run) -> bool {
+    if pending.node == next.node && pending.write == next.write {
+        if let Some(c) = pending.count.checked_add(next.count) {
+            pending.count = c;
+            return true;
+        }
+    }
+    false
+}
+
+/// A page's runs with consecutive runs of one node and kind merged (see [`merge`]).
+pub fn merged(runs: &[Run]) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::new();
+    for &r in runs {
+        let folded = out.last_mut().is_some_and(|p| merge(p, r));
+        if !folded {
+            out.push(r);
+        }
+    }
+    out
 }
 
 /// The optimum of a whole page's runs in the migration-only model.

@@ -137,16 +137,27 @@ pub struct SolveOptions {
     /// Solve the replication model too (when the machine has at most
     /// [`MAX_REPLICATION_NODES`] nodes).
     pub replication: bool,
+    /// Copy-set updates the replication programme may make in all before it is given
+    /// up (with a message saying so): its work grows as T·2^n in the worst case.
+    pub replication_budget: u64,
 }
+
+/// Default [`SolveOptions::replication_budget`]: about a few minutes on one core.
+pub const DEFAULT_REPLICATION_BUDGET: u64 = 20_000_000_000;
 
 impl Default for SolveOptions {
     fn default() -> Self {
-        SolveOptions { replication: true }
+        SolveOptions {
+            replication: true,
+            replication_budget: DEFAULT_REPLICATION_BUDGET,
+        }
     }
 }
 
 #[derive(Clone)]
 struct PageSt {
+    /// Runs of one node and kind merged until another comes (see [`crate::dp::merge`]).
+    pending: Option<Run>,
     mig: MigrationDp,
     rep: Option<ReplicationDp>,
     policy_refs: u64,
@@ -157,6 +168,15 @@ struct PageSt {
 struct Shard {
     pages: Vec<Option<PageSt>>,
     scratch: Option<Scratch>,
+}
+
+/// Advances a page's programmes by one (merged) run.
+fn advance(st: &mut PageSt, model: &CostModel, run: Run, scratch: &mut Option<Scratch>) {
+    st.mig.step(model, run);
+    if let Some(rep) = st.rep.as_mut() {
+        let s = scratch.get_or_insert_with(|| Scratch::new(model.nodes));
+        rep.step(model, run, s);
+    }
 }
 
 /// The policy's per-word price of a recorded run (as the simulator charged it).
@@ -190,7 +210,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
     let machine = Machine::new(reader.header.machine.clone()).map_err(SimError::from)?;
     let model = CostModel::of(&machine);
     let n = model.nodes;
-    let (replication, refused) = if !opts.replication {
+    let (mut replication, mut refused) = if !opts.replication {
         (false, Some("not asked for".to_string()))
     } else if n > MAX_REPLICATION_NODES {
         (
@@ -244,6 +264,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
                         shard.pages.resize(local + 1, None);
                     }
                     let st = shard.pages[local].get_or_insert_with(|| PageSt {
+                        pending: None,
                         mig: MigrationDp::new(n),
                         rep: replication.then(|| ReplicationDp::new(n)),
                         policy_refs: 0,
@@ -255,10 +276,11 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
                         write: r.write,
                         count: r.count,
                     };
-                    st.mig.step(model, run);
-                    if let Some(rep) = st.rep.as_mut() {
-                        let s = shard.scratch.get_or_insert_with(|| Scratch::new(n));
-                        rep.step(model, run, s);
+                    let folded = st.pending.as_mut().is_some_and(|p| crate::dp::merge(p, run));
+                    if !folded {
+                        if let Some(p) = st.pending.replace(run) {
+                            advance(st, model, p, &mut shard.scratch);
+                        }
                     }
                     st.policy_refs = st
                         .policy_refs
@@ -279,6 +301,32 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
         state_bytes = state_bytes.max(held + chunk_bytes);
         if !more {
             break;
+        }
+        if replication {
+            let work: u64 = shards
+                .iter()
+                .flat_map(|s| s.pages.iter().flatten())
+                .map(|p| p.rep.as_ref().map_or(0, |r| r.work))
+                .sum();
+            if work > opts.replication_budget {
+                replication = false;
+                refused = Some(format!(
+                    "given up after {work} copy-set updates over the first {records} runs (budget {}): the pages' reachable copy sets are too many for this trace; solve fewer nodes or a shorter run, or raise --replication-budget",
+                    opts.replication_budget
+                ));
+                for p in shards.iter_mut().flat_map(|s| s.pages.iter_mut().flatten()) {
+                    p.rep = None;
+                }
+            }
+        }
+    }
+    // The runs still pending.
+    for shard in shards.iter_mut() {
+        let scratch = &mut shard.scratch;
+        for st in shard.pages.iter_mut().flatten() {
+            if let Some(p) = st.pending.take() {
+                advance(st, &model, p, scratch);
+            }
         }
     }
     let seconds = started.elapsed().as_secs_f64();

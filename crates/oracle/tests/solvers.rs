@@ -4,7 +4,7 @@
 use numaplace_core::mm::test_machine_config;
 use numaplace_core::{Machine, Topology};
 use numaplace_oracle::brute;
-use numaplace_oracle::dp::{migration_optimum, replication_optimum, Run};
+use numaplace_oracle::dp::{merged, migration_optimum, replication_optimum, Run};
 use numaplace_oracle::CostModel;
 use proptest::prelude::*;
 
@@ -126,6 +126,16 @@ proptest! {
         let rep = replication_optimum(&m, &runs).total();
         prop_assert!(mig <= best_static);
         prop_assert!(rep <= mig);
+    }
+
+    #[test]
+    fn merging_runs_of_one_node_and_kind_keeps_both_optima(
+        (nodes, runs, c) in (2u16..=3).prop_flat_map(|n| (Just(n), runs(n, 12), costs()))
+    ) {
+        let m = model(nodes, &c);
+        let short = merged(&runs);
+        prop_assert_eq!(migration_optimum(&m, &short).total(), migration_optimum(&m, &runs).total());
+        prop_assert_eq!(replication_optimum(&m, &short).total(), replication_optimum(&m, &runs).total());
     }
 
     #[test]
