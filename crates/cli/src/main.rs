@@ -192,6 +192,14 @@ struct OracleArgs {
     /// Run even when the estimate exceeds the memory or operation limits.
     #[arg(long)]
     force: bool,
+    /// Also replay the migration-only optimum in the simulator (policy `oracle-replay`)
+    /// and report its makespan beside the policy's.
+    #[arg(long)]
+    replay: bool,
+    /// Keep the replayed schedule in this file (JSON; `--set policy.schedule=...` of
+    /// `oracle-replay` reads it).
+    #[arg(long, value_name = "FILE", requires = "replay")]
+    schedule: Option<PathBuf>,
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -609,10 +617,8 @@ impl TracePath {
         match asked {
             Some(path) => TracePath { path, keep: true },
             None => TracePath {
-                path: std::env::temp_dir().join(format!(
-                    "numaplace-trace-{}.bin",
-                    std::process::id()
-                )),
+                path: std::env::temp_dir()
+                    .join(format!("numaplace-trace-{}.bin", std::process::id())),
                 keep: false,
             },
         }
@@ -652,7 +658,10 @@ fn run_oracle(
     opts: numaplace_oracle::solve::SolveOptions,
 ) -> Result<(), Failure> {
     let trace = TracePath::new(trace);
-    eprintln!("oracle: simulating and recording to {}", trace.path.display());
+    eprintln!(
+        "oracle: simulating and recording to {}",
+        trace.path.display()
+    );
     let (run, sol) = numaplace_harness::oracle::run_with_oracle(cfg, &trace.path, opts)
         .map_err(oracle_failure)?;
     let rss = numaplace_harness::bench::peak_rss_bytes();
@@ -728,7 +737,62 @@ fn oracle(a: OracleArgs) -> Result<(), Failure> {
         None => resolve(None, &ov)?,
     };
     numaplace_harness::admit(&cfg, &host_limits(a.force, None))?;
-    run_oracle(&cfg, a.trace, a.top, a.json, opts)
+    if !a.replay {
+        return run_oracle(&cfg, a.trace, a.top, a.json, opts);
+    }
+    let trace = TracePath::new(a.trace);
+    eprintln!(
+        "oracle: simulating and recording to {}",
+        trace.path.display()
+    );
+    let (run, sol) = numaplace_harness::oracle::run_with_oracle(&cfg, &trace.path, opts)
+        .map_err(oracle_failure)?;
+    let schedule = match a.schedule {
+        Some(p) => TracePath::new(Some(p)),
+        None => TracePath {
+            path: std::env::temp_dir()
+                .join(format!("numaplace-schedule-{}.json", std::process::id())),
+            keep: false,
+        },
+    };
+    let replay_trace = TracePath {
+        path: std::env::temp_dir().join(format!("numaplace-replay-{}.bin", std::process::id())),
+        keep: false,
+    };
+    eprintln!("oracle: replaying the migration-only optimum");
+    let replayed =
+        numaplace_harness::oracle::replay(&cfg, &trace.path, &schedule.path, &replay_trace.path)
+            .map_err(oracle_failure)?;
+    let rss = numaplace_harness::bench::peak_rss_bytes();
+    let mut report = text::run_summary(&cfg, &run.stats);
+    report.push_str(&numaplace_harness::oracle::oracle_text(
+        &sol,
+        &run.page_data,
+        a.top,
+        rss,
+    ));
+    report.push_str(&numaplace_harness::oracle::replay_text(
+        &replayed, &run.stats, &sol,
+    ));
+    emit(report, a.json, || {
+        let mut v = run.json.clone();
+        if let Some(o) = v.as_object_mut() {
+            let mut oj = numaplace_harness::oracle::oracle_json(&sol, true);
+            if let Some(m) = oj.as_object_mut() {
+                m.insert(
+                    "replay".into(),
+                    serde_json::json!({
+                        "makespan_ns": replayed.stats.makespan_ns,
+                        "model_cost": replayed.solution.policy,
+                        "moves_scheduled": replayed.schedule.moves.len(),
+                        "migrations": replayed.stats.events.migrations,
+                    }),
+                );
+            }
+            o.insert("oracle".into(), oj);
+        }
+        v
+    })
 }
 
 fn list(fields: bool) -> Result<(), Failure> {

@@ -164,3 +164,79 @@ pub fn oracle_json(sol: &Solution, pages: bool) -> Value {
     }
     v
 }
+
+/// The migration-only optimum replayed in the simulator (`oracle-replay`).
+pub struct Replayed {
+    /// The schedule that was replayed.
+    pub schedule: numaplace_oracle::replay::Schedule,
+    /// The replayed run's statistics.
+    pub stats: numaplace_core::Stats,
+    /// The replayed run's own cost in the model, and the model's optimum beside it.
+    pub solution: Solution,
+}
+
+/// Extracts the migration-only optimal schedule from `trace`, writes it to `schedule`,
+/// and runs `cfg` again under `oracle-replay` with it, recording to `replay_trace`.
+pub fn replay(
+    cfg: &RunConfig,
+    trace: &Path,
+    schedule: &Path,
+    replay_trace: &Path,
+) -> Result<Replayed, OracleError> {
+    let sched = numaplace_oracle::replay::migration_schedule(trace)?;
+    let io = |e: std::io::Error| OracleError::Io {
+        path: schedule.display().to_string(),
+        source: e,
+    };
+    let text = serde_json::to_string(&sched).map_err(|e| io(e.into()))?;
+    std::fs::write(schedule, text).map_err(io)?;
+    let mut again = cfg.clone();
+    again.policy = numaplace_core::PolicyConfig::new(numaplace_oracle::replay::ReplayConfig {
+        schedule: schedule.display().to_string(),
+    });
+    let stats = numaplace_oracle::record::record(&again, replay_trace)?;
+    let solution = numaplace_oracle::solve::solve(
+        replay_trace,
+        SolveOptions {
+            replication: false,
+            ..SolveOptions::default()
+        },
+    )?;
+    Ok(Replayed {
+        schedule: sched,
+        stats,
+        solution,
+    })
+}
+
+/// The replay's section of the report, beside the policy's own run.
+pub fn replay_text(r: &Replayed, policy: &numaplace_core::Stats, sol: &Solution) -> String {
+    let mut o = String::new();
+    let secs = |ns: u64| format!("{:.6} s", ns as f64 * 1e-9);
+    let _ = writeln!(
+        o,
+        "replay of the migration-only optimum (`oracle-replay`: {} initial placements, {} timed moves made by daemons of the receiving nodes)",
+        r.schedule.initial.iter().flatten().count(),
+        r.schedule.moves.len()
+    );
+    let _ = writeln!(
+        o,
+        "  makespan {} replayed, {} under `{}`",
+        secs(r.stats.makespan_ns),
+        secs(policy.makespan_ns),
+        sol.header.policy
+    );
+    let _ = writeln!(
+        o,
+        "  cost in the model: {} replayed, {} the migration-only optimum ({} replayed moves of {})",
+        ms(r.solution.policy.total()),
+        ms(sol.migration.total()),
+        r.stats.events.migrations,
+        r.schedule.moves.len()
+    );
+    let _ = writeln!(
+        o,
+        "  (the per-page optimum ignores timing, contention and synchronisation: it prices references and moves only; the replayed makespan is what its schedule gives with them)"
+    );
+    o
+}

@@ -13,10 +13,26 @@ fn main() {
     let t = std::time::Instant::now();
     let mut work = 0u64;
     for x in &recs[..limit.min(recs.len())] {
-        let p = pages.entry(x.page).or_insert_with(|| ReplicationDp::new(m.nodes));
+        let p = pages
+            .entry(x.page)
+            .or_insert_with(|| ReplicationDp::new(m.nodes));
         work += p.bytes() as u64 / 36;
-        p.step(&m, Run { node: x.node, write: x.write, count: x.count }, &mut s);
+        p.step(
+            &m,
+            Run {
+                node: x.node,
+                write: x.write,
+                count: x.count,
+            },
+            &mut s,
+        );
     }
     let peak = pages.values().map(|p| p.peak_states).max();
-    println!("{} recs {:?} peak {:?} avg live {}", limit, t.elapsed(), peak, work as f64 / limit as f64);
+    println!(
+        "{} recs {:?} peak {:?} avg live {}",
+        limit,
+        t.elapsed(),
+        peak,
+        work as f64 / limit as f64
+    );
 }

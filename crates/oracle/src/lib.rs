@@ -18,6 +18,7 @@ pub mod brute;
 pub mod dp;
 pub mod model;
 pub mod record;
+pub mod replay;
 pub mod solve;
 pub mod trace;
 

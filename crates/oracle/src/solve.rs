@@ -276,7 +276,10 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
                         write: r.write,
                         count: r.count,
                     };
-                    let folded = st.pending.as_mut().is_some_and(|p| crate::dp::merge(p, run));
+                    let folded = st
+                        .pending
+                        .as_mut()
+                        .is_some_and(|p| crate::dp::merge(p, run));
                     if !folded {
                         if let Some(p) = st.pending.replace(run) {
                             advance(st, model, p, &mut shard.scratch);
@@ -297,7 +300,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
                     + shard.scratch.as_ref().map_or(0, |_| (4u64 << n) + 1024)
             })
             .sum();
-        let chunk_bytes = (chunk.capacity() * std::mem::size_of::<Record>()) as u64 * 2;
+        let chunk_bytes = (chunk.len() * std::mem::size_of::<Record>()) as u64 * 2;
         state_bytes = state_bytes.max(held + chunk_bytes);
         if !more {
             break;
