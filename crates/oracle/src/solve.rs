@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Records dealt to the shards at a time.
@@ -171,11 +172,24 @@ struct Shard {
 }
 
 /// Advances a page's programmes by one (merged) run.
-fn advance(st: &mut PageSt, model: &CostModel, run: Run, scratch: &mut Option<Scratch>) {
+fn advance(
+    st: &mut PageSt,
+    model: &CostModel,
+    run: Run,
+    scratch: &mut Option<Scratch>,
+    spent: &AtomicU64,
+    budget: u64,
+) {
     st.mig.step(model, run);
     if let Some(rep) = st.rep.as_mut() {
+        if spent.load(Ordering::Relaxed) > budget {
+            st.rep = None;
+            return;
+        }
         let s = scratch.get_or_insert_with(|| Scratch::new(model.nodes));
+        let before = rep.work;
         rep.step(model, run, s);
+        spent.fetch_add(rep.work - before, Ordering::Relaxed);
     }
 }
 
@@ -234,6 +248,11 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
     let started = Instant::now();
     let mut records = 0u64;
     let mut state_bytes = 0u64;
+    // Copy-set updates of the replication programme so far, over all shards: past the
+    // budget every page stops advancing it (the total only grows, so whether it is given
+    // up does not depend on the order the shards ran in).
+    let spent = AtomicU64::new(0);
+    let budget = opts.replication_budget;
     loop {
         chunk.clear();
         let mut more = true;
@@ -254,6 +273,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
             buckets[r.page as usize % nshards].push(*r);
         }
         let model = &model;
+        let spent = &spent;
         let held: u64 = shards
             .par_iter_mut()
             .zip(buckets.par_iter())
@@ -282,7 +302,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
                         .is_some_and(|p| crate::dp::merge(p, run));
                     if !folded {
                         if let Some(p) = st.pending.replace(run) {
-                            advance(st, model, p, &mut shard.scratch);
+                            advance(st, model, p, &mut shard.scratch, spent, budget);
                         }
                     }
                     st.policy_refs = st
@@ -306,11 +326,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
             break;
         }
         if replication {
-            let work: u64 = shards
-                .iter()
-                .flat_map(|s| s.pages.iter().flatten())
-                .map(|p| p.rep.as_ref().map_or(0, |r| r.work))
-                .sum();
+            let work = spent.load(Ordering::Relaxed);
             if work > opts.replication_budget {
                 replication = false;
                 refused = Some(format!(
@@ -323,12 +339,20 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
             }
         }
     }
+    if replication && spent.load(Ordering::Relaxed) > opts.replication_budget {
+        replication = false;
+        refused = Some(format!(
+            "given up after {} copy-set updates (budget {}): the pages' reachable copy sets are too many for this trace; solve fewer nodes or a shorter run, or raise --replication-budget",
+            spent.load(Ordering::Relaxed),
+            opts.replication_budget
+        ));
+    }
     // The runs still pending.
     for shard in shards.iter_mut() {
         let scratch = &mut shard.scratch;
         for st in shard.pages.iter_mut().flatten() {
             if let Some(p) = st.pending.take() {
-                advance(st, &model, p, scratch);
+                advance(st, &model, p, scratch, &spent, budget);
             }
         }
     }
