@@ -64,9 +64,12 @@ impl Cost {
             coherency: self.coherency.saturating_add(coherency),
         }
     }
+}
 
-    /// The sum of two costs.
-    pub fn add(self, o: &Cost) -> Cost {
+impl std::ops::Add for Cost {
+    type Output = Cost;
+    /// The sum of two costs, part by part.
+    fn add(self, o: Cost) -> Cost {
         self.plus(o.refs, o.moves, o.coherency)
     }
 }

@@ -392,10 +392,10 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
                 replication: st.rep.as_ref().map(|r| r.optimum()),
                 peak_states: st.rep.as_ref().map_or(0, |r| r.peak_states as u32),
             };
-            total_policy = total_policy.add(&pr.policy);
-            total_mig = total_mig.add(&pr.migration);
+            total_policy = total_policy + pr.policy;
+            total_mig = total_mig + pr.migration;
             if let Some(r) = &pr.replication {
-                total_rep = total_rep.add(r);
+                total_rep = total_rep + *r;
             }
             pages.push(pr);
         }
@@ -408,7 +408,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
         {
             let c = policy_moves(&model, p);
             policy_replicated |= p.replications > 0;
-            total_policy = total_policy.add(&c);
+            total_policy = total_policy + c;
         }
     }
     Ok(Solution {
