@@ -88,6 +88,12 @@ pub fn oracle_text(sol: &Solution, data: &[String], top: usize, peak_rss: Option
     }
     if let Some(why) = &sol.replication_refused {
         let _ = writeln!(o, "  replication model not solved: {why}");
+        let _ = writeln!(
+            o,
+            "  {:<30} {:>67}",
+            "replication, lower bound",
+            ms(sol.replication_bound)
+        );
     }
     let _ = writeln!(
         o,
@@ -95,6 +101,12 @@ pub fn oracle_text(sol: &Solution, data: &[String], top: usize, peak_rss: Option
         sol.regret(),
         against(sol)
     );
+    if let Some(most) = sol.regret_at_most() {
+        let _ = writeln!(
+            o,
+            "  regret against the replication model is at most {most:.3}x (policy / the relaxation's lower bound of its optimum)"
+        );
+    }
     let _ = writeln!(
         o,
         "  solved {} reference runs ({} references) in {:.2} s: {:.3e} runs/s, {:.3e} references/s; solver state {}{}",
@@ -148,6 +160,8 @@ pub fn oracle_json(sol: &Solution, pages: bool) -> Value {
         "optimum_migration": sol.migration,
         "optimum_replication": sol.replication,
         "replication_refused": sol.replication_refused,
+        "replication_lower_bound": sol.replication_bound,
+        "regret_at_most": sol.regret_at_most(),
         "regret": sol.regret(),
         "regret_against": against(sol),
         "runs": sol.records,

@@ -336,6 +336,92 @@ impl ReplicationDp {
     }
 }
 
+/// A lower bound of the replication optimum for any number of nodes, O(n) per write
+/// and O(1) per read: a relaxation that splits the page's cost among the nodes.
+///
+/// Each node keeps its own two-state programme (it holds a copy or not). Its reads cost
+/// its own copy's price when it holds one (local, or cached where cheaper), else the
+/// cheapest remote price; acquiring a copy costs `min(replicate, migrate)`; its writes
+/// cost the local write price (if another node kept the only copy, that node pays the
+/// difference); at another node's write it drops its copy for free or keeps it, paying
+/// the writer's remote-write surcharge. One node may start with a copy for free. Any real
+/// schedule splits this way at no more than its cost (each acquisition is a replication
+/// or a migration, at least one keeper per write pays the surcharge, coherency and drops
+/// cost at least 0), so the sum of the nodes' optima is a lower bound.
+#[derive(Clone, Debug)]
+pub struct ReplicationBound {
+    /// Per node: (without, with) a copy, starting without; and the same starting with.
+    from_none: Vec<[u64; 2]>,
+    from_copy: Vec<[u64; 2]>,
+}
+
+impl ReplicationBound {
+    /// A page not referenced yet.
+    pub fn new(nodes: usize) -> ReplicationBound {
+        ReplicationBound {
+            from_none: vec![[0, u64::MAX]; nodes],
+            from_copy: vec![[u64::MAX, 0]; nodes],
+        }
+    }
+
+    /// Takes one run.
+    pub fn step(&mut self, m: &CostModel, r: Run) {
+        let a = r.node as usize;
+        let c = r.count as u64;
+        let acquire = m.replicate.min(m.migrate);
+        for layer in [&mut self.from_none, &mut self.from_copy] {
+            if r.write {
+                let local = m.write(a, a);
+                for (x, d) in layer.iter_mut().enumerate() {
+                    if x == a {
+                        let best = d[0].min(d[1]);
+                        d[0] = best.saturating_add(c.saturating_mul(local));
+                        d[1] = d[1].saturating_add(c.saturating_mul(local));
+                    } else {
+                        let surcharge = c.saturating_mul(m.write(a, x).saturating_sub(local));
+                        let keep = d[1].saturating_add(surcharge);
+                        d[0] = d[0].min(d[1]);
+                        d[1] = keep;
+                    }
+                }
+            } else {
+                let d = &mut layer[a];
+                let have = d[1].min(d[0].saturating_add(acquire));
+                d[0] = d[0].saturating_add(c.saturating_mul(m.best_remote_read(a)));
+                d[1] = have.saturating_add(c.saturating_mul(m.own_read(a)));
+            }
+        }
+    }
+
+    /// The bound so far.
+    pub fn bound(&self) -> u64 {
+        let none: Vec<u64> = self.from_none.iter().map(|d| d[0].min(d[1])).collect();
+        let copy: Vec<u64> = self.from_copy.iter().map(|d| d[0].min(d[1])).collect();
+        let base = none.iter().fold(0u64, |s, &v| s.saturating_add(v));
+        let gain = none
+            .iter()
+            .zip(&copy)
+            .map(|(&n, &c)| n.saturating_sub(c))
+            .max()
+            .unwrap_or(0);
+        base - gain
+    }
+
+    /// Bytes this page's bound holds.
+    pub fn bytes(&self) -> usize {
+        (self.from_none.capacity() + self.from_copy.capacity()) * 16
+    }
+}
+
+/// The replication relaxation's bound over a whole page's runs.
+pub fn replication_bound(m: &CostModel, runs: &[Run]) -> u64 {
+    let mut b = ReplicationBound::new(m.nodes);
+    for &r in runs {
+        b.step(m, r);
+    }
+    b.bound()
+}
+
 /// Folds `next` into `pending` when both are by the same node and of the same kind:
 /// between two such runs with nothing else in between, a move made between them could
 /// be made before both or after both at no greater cost (the pair's cost is linear in

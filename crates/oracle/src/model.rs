@@ -87,6 +87,21 @@ impl CostModel {
         best
     }
 
+    /// The cheapest per-word read node `a` can make of its own copy (local, or cached
+    /// where that is cheaper).
+    pub fn own_read(&self, a: usize) -> u64 {
+        self.read(a, a).min(self.cached_read.unwrap_or(u64::MAX))
+    }
+
+    /// The cheapest per-word read node `a` can make of another node's copy.
+    pub fn best_remote_read(&self, a: usize) -> u64 {
+        (0..self.nodes)
+            .filter(|&b| b != a)
+            .map(|b| self.read(a, b))
+            .min()
+            .unwrap_or(self.read(a, a))
+    }
+
     /// Cost of the coherency fault that leaves one of `copies` copies.
     #[inline]
     pub fn collapse(&self, copies: u32) -> u64 {

@@ -7,7 +7,9 @@
 //! plus each referenced page's programme (O(n) for migration, its live copy sets for
 //! replication) and result; never the trace.
 
-use crate::dp::{Cost, MigrationDp, ReplicationDp, Run, Scratch, MAX_REPLICATION_NODES};
+use crate::dp::{
+    Cost, MigrationDp, ReplicationBound, ReplicationDp, Run, Scratch, MAX_REPLICATION_NODES,
+};
 use crate::model::CostModel;
 use crate::trace::{Footer, Header, PageMoves, Record, TraceReader};
 use numaplace_core::{Machine, SimError};
@@ -63,6 +65,8 @@ pub struct PageResult {
     pub replication: Option<Cost>,
     /// The most copy sets the replication programme held at once.
     pub peak_states: u32,
+    /// A lower bound of the replication optimum ([`ReplicationBound`]).
+    pub replication_bound: u64,
 }
 
 impl PageResult {
@@ -100,6 +104,9 @@ pub struct Solution {
     pub replication: Option<Cost>,
     /// Why the replication model was not solved, if it was not.
     pub replication_refused: Option<String>,
+    /// A lower bound of the replication optimum for any machine (the relaxation of
+    /// [`ReplicationBound`]), summed over pages (ns).
+    pub replication_bound: u64,
     /// Whether the policy replicated (then a migration-only optimum is no bound on it).
     pub policy_replicated: bool,
     /// Reference runs solved.
@@ -119,6 +126,13 @@ impl Solution {
     /// The policy's cost over the optimum's (1.0: optimal).
     pub fn regret(&self) -> f64 {
         self.policy.total() as f64 / self.optimum().total().max(1) as f64
+    }
+
+    /// An upper bound of the regret against the replication model when that model was
+    /// not solved: the policy's cost over the relaxation's lower bound.
+    pub fn regret_at_most(&self) -> Option<f64> {
+        (self.replication.is_none() && self.policy_replicated)
+            .then(|| self.policy.total() as f64 / self.replication_bound.max(1) as f64)
     }
 
     /// Reference runs solved per wall-clock second.
@@ -143,8 +157,8 @@ pub struct SolveOptions {
     pub replication_budget: u64,
 }
 
-/// Default [`SolveOptions::replication_budget`]: about a few minutes on one core.
-pub const DEFAULT_REPLICATION_BUDGET: u64 = 20_000_000_000;
+/// Default [`SolveOptions::replication_budget`]: about two minutes on two cores.
+pub const DEFAULT_REPLICATION_BUDGET: u64 = 2_000_000_000;
 
 impl Default for SolveOptions {
     fn default() -> Self {
@@ -160,6 +174,7 @@ struct PageSt {
     /// Runs of one node and kind merged until another comes (see [`crate::dp::merge`]).
     pending: Option<Run>,
     mig: MigrationDp,
+    bound: ReplicationBound,
     rep: Option<ReplicationDp>,
     policy_refs: u64,
     runs: u64,
@@ -181,6 +196,7 @@ fn advance(
     budget: u64,
 ) {
     st.mig.step(model, run);
+    st.bound.step(model, run);
     if let Some(rep) = st.rep.as_mut() {
         if spent.load(Ordering::Relaxed) > budget {
             st.rep = None;
@@ -286,6 +302,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
                     let st = shard.pages[local].get_or_insert_with(|| PageSt {
                         pending: None,
                         mig: MigrationDp::new(n),
+                        bound: ReplicationBound::new(n),
                         rep: replication.then(|| ReplicationDp::new(n)),
                         policy_refs: 0,
                         runs: 0,
@@ -315,7 +332,12 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
                     .pages
                     .iter()
                     .flatten()
-                    .map(|p| (p.mig.bytes() + p.rep.as_ref().map_or(0, |r| r.bytes()) + 64) as u64)
+                    .map(|p| {
+                        (p.mig.bytes()
+                            + p.bound.bytes()
+                            + p.rep.as_ref().map_or(0, |r| r.bytes())
+                            + 64) as u64
+                    })
                     .sum::<u64>()
                     + shard.scratch.as_ref().map_or(0, |_| (4u64 << n) + 1024)
             })
@@ -363,6 +385,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
     let mut total_mig = Cost::default();
     let mut total_rep = Cost::default();
     let mut policy_replicated = false;
+    let mut total_bound = 0u64;
     // Pages in page order, whatever shard they were in.
     let max_local = shards.iter().map(|s| s.pages.len()).max().unwrap_or(0);
     for local in 0..max_local {
@@ -391,7 +414,9 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
                 migration: st.mig.optimum(),
                 replication: st.rep.as_ref().map(|r| r.optimum()),
                 peak_states: st.rep.as_ref().map_or(0, |r| r.peak_states as u32),
+                replication_bound: st.bound.bound(),
             };
+            total_bound = total_bound.saturating_add(pr.replication_bound);
             total_policy = total_policy + pr.policy;
             total_mig = total_mig + pr.migration;
             if let Some(r) = &pr.replication {
@@ -420,6 +445,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
         migration: total_mig,
         replication: replication.then_some(total_rep),
         replication_refused: refused,
+        replication_bound: total_bound,
         policy_replicated,
         records,
         seconds,

@@ -4,7 +4,9 @@
 use numaplace_core::mm::test_machine_config;
 use numaplace_core::{Machine, Topology};
 use numaplace_oracle::brute;
-use numaplace_oracle::dp::{merged, migration_optimum, replication_optimum, Run};
+use numaplace_oracle::dp::{
+    merged, migration_optimum, replication_bound, replication_optimum, Run,
+};
 use numaplace_oracle::CostModel;
 use proptest::prelude::*;
 
@@ -136,6 +138,14 @@ proptest! {
         let short = merged(&runs);
         prop_assert_eq!(migration_optimum(&m, &short).total(), migration_optimum(&m, &runs).total());
         prop_assert_eq!(replication_optimum(&m, &short).total(), replication_optimum(&m, &runs).total());
+    }
+
+    #[test]
+    fn the_replication_bound_never_exceeds_the_replication_optimum(
+        (nodes, runs, c) in (2u16..=4).prop_flat_map(|n| (Just(n), runs(n, 30), costs()))
+    ) {
+        let m = model(nodes, &c);
+        prop_assert!(replication_bound(&m, &runs) <= replication_optimum(&m, &runs).total());
     }
 
     #[test]
