@@ -110,23 +110,19 @@ impl MigrationDp {
         (bi, self.layer[bi])
     }
 
-    /// Takes one run; returns the nodes whose cheapest way in moved the page there from
-    /// the previous layer's best node (as a bit mask, for schedules), and that node.
-    pub fn step(&mut self, m: &CostModel, r: Run) -> (u64, usize) {
-        let (bi, best) = self.best();
+    /// Takes one run.
+    pub fn step(&mut self, m: &CostModel, r: Run) {
+        let (_, best) = self.best();
         let moved = best.plus(0, m.migrate, 0);
         let a = r.node as usize;
         let c = r.count as u64;
-        let mut moved_to = 0u64;
         for (x, d) in self.layer.iter_mut().enumerate() {
             if moved.total() < d.total() {
                 *d = moved;
-                moved_to |= 1 << x;
             }
             let price = if r.write { m.write(a, x) } else { m.read(a, x) };
             *d = d.plus(c.saturating_mul(price), 0, 0);
         }
-        (moved_to, bi)
     }
 
     /// The optimum so far.

@@ -65,6 +65,9 @@ struct Step {
     prev_last: u64,
 }
 
+/// Largest machine a schedule is extracted for (a step's moves are a 64-bit mask).
+pub const MAX_SCHEDULE_NODES: usize = 64;
+
 /// Bytes of traceback a schedule may hold before it is refused.
 pub const MAX_SCHEDULE_BYTES: u64 = 4 << 30;
 
@@ -76,6 +79,12 @@ pub fn migration_schedule(path: &Path) -> Result<Schedule, OracleError> {
     let machine =
         Machine::new(reader.header.machine.clone()).map_err(numaplace_core::SimError::from)?;
     let m = CostModel::of(&machine);
+    if m.nodes > MAX_SCHEDULE_NODES {
+        return Err(OracleError::io(path)(std::io::Error::other(format!(
+            "the machine has {} nodes; schedules are extracted for at most {MAX_SCHEDULE_NODES}",
+            m.nodes
+        ))));
+    }
     if reader
         .footer
         .records

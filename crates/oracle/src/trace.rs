@@ -5,10 +5,10 @@
 //! - `NPTRACE1`, then a u32 length and a JSON [`Header`] (the machine configuration,
 //!   which carries the whole cost table, and the resolved run configuration);
 //! - blocks of records: u32 record count, u32 byte length, then the records; each
-//!   record is a byte `node | write << 7`, a byte `target | cached << 7` (the copy that
-//!   served it), and LEB128 varints of the issue-time delta, the zigzag page delta and
-//!   the word count, deltas from the previous record of the block (a block decodes on
-//!   its own); about 5-8 bytes a run;
+//!   record is LEB128 varints of `node << 1 | write`, `target << 1 | cached` (the copy
+//!   that served it, and whether at the cached price), the issue-time delta (zigzag),
+//!   the page delta (zigzag) and the word count, deltas from the previous record of the
+//!   block (a block decodes on its own); about 5-8 bytes a run;
 //! - an empty block (count 0), a JSON [`Footer`] (totals and the per-page movement
 //!   counts of the policy), its u64 length and `NPTREND1`.
 //!
@@ -158,8 +158,8 @@ impl<W: Write> TraceWriter<W> {
     /// Appends one record.
     pub fn push(&mut self, r: &Record) {
         let b = &mut self.block;
-        b.push(r.node as u8 | (r.write as u8) << 7);
-        b.push(r.target as u8 | (r.cached as u8) << 7);
+        put_varint(b, (r.node as u64) << 1 | r.write as u64);
+        put_varint(b, (r.target as u64) << 1 | r.cached as u64);
         let dt = r.time.wrapping_sub(self.prev_time) as i64;
         put_varint(b, ((dt << 1) ^ (dt >> 63)) as u64);
         let dp = r.page as i64 - self.prev_page as i64;
@@ -312,7 +312,7 @@ impl TraceReader {
             self.done = true;
             return Ok(false);
         }
-        if count > BLOCK_RECORDS || bytes > count * 32 {
+        if count > BLOCK_RECORDS || bytes > count * 40 {
             return Err(corrupt("block size"));
         }
         self.buf.resize(bytes, 0);
@@ -321,11 +321,11 @@ impl TraceReader {
         let mut pos = 0;
         let (mut time, mut page) = (0u64, 0i64);
         for _ in 0..count {
-            let (x, y) = match (b.get(pos), b.get(pos + 1)) {
-                (Some(&x), Some(&y)) => (x, y),
-                _ => return Err(corrupt("record cut short")),
-            };
-            pos += 2;
+            let x = get_varint(b, &mut pos)?;
+            let y = get_varint(b, &mut pos)?;
+            if x >> 1 > u16::MAX as u64 || y >> 1 > u16::MAX as u64 {
+                return Err(corrupt("node out of range"));
+            }
             let dt = get_varint(b, &mut pos)?;
             time = time.wrapping_add(((dt >> 1) as i64 ^ -((dt & 1) as i64)) as u64);
             let dp = get_varint(b, &mut pos)?;
@@ -337,10 +337,10 @@ impl TraceReader {
             out.push(Record {
                 time,
                 page: page as u32,
-                node: (x & 0x7f) as u16,
-                target: (y & 0x7f) as u16,
-                write: x & 0x80 != 0,
-                cached: y & 0x80 != 0,
+                node: (x >> 1) as u16,
+                target: (y >> 1) as u16,
+                write: x & 1 != 0,
+                cached: y & 1 != 0,
                 count: count as u32,
             });
         }
