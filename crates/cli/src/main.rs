@@ -60,6 +60,10 @@ enum Command {
     /// When does moving a page pay? PLATINUM's minimum page sizes (its Table 1) and LaRowe
     /// et al.'s break-even reference counts, from a machine's costs.
     Breakeven(BreakevenArgs),
+    /// The offline optimum of a run: record its references, solve the cheapest placement
+    /// of every page for them (migration only; migration + replication with
+    /// write-invalidate), and set the policy's cost in the same model beside it.
+    Oracle(OracleArgs),
     /// Time fixed scenarios on this host: operations and simulated references per CPU
     /// second and peak memory, each scenario in a process of its own (`--compare` a stored
     /// `--json` result for ratios).
@@ -139,6 +143,63 @@ struct RunArgs {
     /// Operations a run may simulate without --force (default 2e10).
     #[arg(long, value_name = "N", value_parser = parse_count)]
     max_ops: Option<u64>,
+    /// Also record the run's references and report the offline optimum, the policy's
+    /// cost in the same model and the regret (as `numaplace oracle` does).
+    #[arg(long)]
+    oracle: bool,
+}
+
+/// `numaplace oracle`.
+#[derive(Args, Debug)]
+struct OracleArgs {
+    /// A TOML run configuration (resolved as `numaplace run --config` resolves it).
+    config: Option<PathBuf>,
+    /// Machine preset.
+    #[arg(long)]
+    machine: Option<String>,
+    /// Workload kind.
+    #[arg(long)]
+    workload: Option<String>,
+    /// Policy kind.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Override any field: `--set workload.n=256`.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    sets: Vec<String>,
+    /// Seed of the run.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Keep the recorded trace in this file (default: a temporary file, removed after).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Solve a trace recorded before (`--trace`) instead of running a configuration.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["config", "machine", "workload", "policy", "sets", "seed", "trace"])]
+    from_trace: Option<PathBuf>,
+    /// Pages to list by regret.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Solve only the migration-only model.
+    #[arg(long)]
+    no_replication: bool,
+    /// Copy-set updates the replication model may take before it is given up (its work
+    /// grows as runs x 2^nodes in the worst case).
+    #[arg(long, value_name = "N", value_parser = parse_count,
+          default_value_t = numaplace_oracle::solve::DEFAULT_REPLICATION_BUDGET)]
+    replication_budget: u64,
+    /// Also write the results as JSON to this file (`-` for standard output).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Run even when the estimate exceeds the memory or operation limits.
+    #[arg(long)]
+    force: bool,
+    /// Also replay the migration-only optimum in the simulator (policy `oracle-replay`)
+    /// and report its makespan beside the policy's.
+    #[arg(long)]
+    replay: bool,
+    /// Keep the replayed schedule in this file (JSON; `--set policy.schedule=...` of
+    /// `oracle-replay` reads it).
+    #[arg(long, value_name = "FILE", requires = "replay")]
+    schedule: Option<PathBuf>,
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -422,6 +483,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Reproduce(a) => reproduce(a),
         Command::Breakeven(a) => breakeven(a),
         Command::Bench(a) => bench(a),
+        Command::Oracle(a) => oracle(a),
     }
 }
 
@@ -485,6 +547,10 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         return out(&text::estimate_summary(&est, &limits));
     }
     let est = numaplace_harness::admit(&cfg, &limits)?;
+    if a.oracle {
+        let top = if a.pages > 0 { a.pages } else { 10 };
+        return run_oracle(&cfg, None, top, a.json, Default::default());
+    }
     let bar = indicatif::ProgressBar::with_draw_target(
         Some(est.ops.max(1)),
         indicatif::ProgressDrawTarget::stderr(),
@@ -538,6 +604,195 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         });
     }
     Ok(())
+}
+
+/// Where a trace goes: the file asked for, or a temporary one removed on drop.
+struct TracePath {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl TracePath {
+    fn new(asked: Option<PathBuf>) -> TracePath {
+        match asked {
+            Some(path) => TracePath { path, keep: true },
+            None => TracePath {
+                path: std::env::temp_dir()
+                    .join(format!("numaplace-trace-{}.bin", std::process::id())),
+                keep: false,
+            },
+        }
+    }
+}
+
+impl Drop for TracePath {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn oracle_failure(e: numaplace_oracle::solve::OracleError) -> Failure {
+    use numaplace_oracle::solve::OracleError;
+    match e {
+        OracleError::Sim(SimError::Config(c)) => {
+            Failure::from(UserError::new(format!("invalid configuration: {c}")))
+        }
+        OracleError::Sim(e @ SimError::TimeOverflow { .. }) => {
+            Failure::from(UserError::new(e.to_string()))
+        }
+        OracleError::Io { path, source } if source.kind() == std::io::ErrorKind::InvalidData => {
+            Failure::from(UserError::new(format!("{path}: {source}")))
+        }
+        other => Failure::from(anyhow::Error::new(other).context("oracle failed")),
+    }
+}
+
+/// Records `cfg`'s run, solves it and prints the run's summary with the oracle's report.
+fn run_oracle(
+    cfg: &numaplace_core::RunConfig,
+    trace: Option<PathBuf>,
+    top: usize,
+    json: Option<PathBuf>,
+    opts: numaplace_oracle::solve::SolveOptions,
+) -> Result<(), Failure> {
+    let trace = TracePath::new(trace);
+    eprintln!(
+        "oracle: simulating and recording to {}",
+        trace.path.display()
+    );
+    let (run, sol) = numaplace_harness::oracle::run_with_oracle(cfg, &trace.path, opts)
+        .map_err(oracle_failure)?;
+    let rss = numaplace_harness::bench::peak_rss_bytes();
+    let mut report = text::run_summary(cfg, &run.stats);
+    report.push_str(&numaplace_harness::oracle::oracle_text(
+        &sol,
+        &run.page_data,
+        top,
+        rss,
+    ));
+    emit(report, json, || {
+        let mut v = run.json.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.insert(
+                "oracle".into(),
+                numaplace_harness::oracle::oracle_json(&sol, true),
+            );
+        }
+        v
+    })
+}
+
+/// Prints `report`, and the JSON `value()` to `json` when asked (`-`: standard output
+/// gets only the JSON and the report goes to standard error).
+fn emit(
+    report: String,
+    json: Option<PathBuf>,
+    value: impl FnOnce() -> serde_json::Value,
+) -> Result<(), Failure> {
+    let to_stdout = json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if to_stdout {
+        eprint!("{report}");
+    } else {
+        out(&report)?;
+    }
+    if let Some(path) = json {
+        let body = serde_json::to_string_pretty(&value()).context("serialising the result")?;
+        if to_stdout {
+            out(&(body + "\n"))?;
+        } else {
+            std::fs::write(&path, body + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn oracle(a: OracleArgs) -> Result<(), Failure> {
+    let opts = numaplace_oracle::solve::SolveOptions {
+        replication: !a.no_replication,
+        replication_budget: a.replication_budget,
+    };
+    if let Some(path) = &a.from_trace {
+        let sol = numaplace_oracle::solve::solve(path, opts).map_err(oracle_failure)?;
+        let rss = numaplace_harness::bench::peak_rss_bytes();
+        let report = numaplace_harness::oracle::oracle_text(&sol, &[], a.top, rss);
+        return emit(report, a.json, || {
+            numaplace_harness::oracle::oracle_json(&sol, true)
+        });
+    }
+    let ov = Overrides {
+        machine: a.machine,
+        workload: a.workload,
+        policy: a.policy,
+        seed: a.seed,
+        sets: a.sets,
+    };
+    let cfg = match &a.config {
+        Some(path) => {
+            let (origin, text) = read_text(path)?;
+            numaplace_harness::resolve_text(&origin, &text, &ov)?
+        }
+        None => resolve(None, &ov)?,
+    };
+    numaplace_harness::admit(&cfg, &host_limits(a.force, None))?;
+    if !a.replay {
+        return run_oracle(&cfg, a.trace, a.top, a.json, opts);
+    }
+    let trace = TracePath::new(a.trace);
+    eprintln!(
+        "oracle: simulating and recording to {}",
+        trace.path.display()
+    );
+    let (run, sol) = numaplace_harness::oracle::run_with_oracle(&cfg, &trace.path, opts)
+        .map_err(oracle_failure)?;
+    let schedule = match a.schedule {
+        Some(p) => TracePath::new(Some(p)),
+        None => TracePath {
+            path: std::env::temp_dir()
+                .join(format!("numaplace-schedule-{}.json", std::process::id())),
+            keep: false,
+        },
+    };
+    let replay_trace = TracePath {
+        path: std::env::temp_dir().join(format!("numaplace-replay-{}.bin", std::process::id())),
+        keep: false,
+    };
+    eprintln!("oracle: replaying the migration-only optimum");
+    let replayed =
+        numaplace_harness::oracle::replay(&cfg, &trace.path, &schedule.path, &replay_trace.path)
+            .map_err(oracle_failure)?;
+    let rss = numaplace_harness::bench::peak_rss_bytes();
+    let mut report = text::run_summary(&cfg, &run.stats);
+    report.push_str(&numaplace_harness::oracle::oracle_text(
+        &sol,
+        &run.page_data,
+        a.top,
+        rss,
+    ));
+    report.push_str(&numaplace_harness::oracle::replay_text(
+        &replayed, &run.stats, &sol,
+    ));
+    emit(report, a.json, || {
+        let mut v = run.json.clone();
+        if let Some(o) = v.as_object_mut() {
+            let mut oj = numaplace_harness::oracle::oracle_json(&sol, true);
+            if let Some(m) = oj.as_object_mut() {
+                m.insert(
+                    "replay".into(),
+                    serde_json::json!({
+                        "makespan_ns": replayed.stats.makespan_ns,
+                        "model_cost": replayed.solution.policy,
+                        "moves_scheduled": replayed.schedule.moves.len(),
+                        "migrations": replayed.stats.events.migrations,
+                    }),
+                );
+            }
+            o.insert("oracle".into(), oj);
+        }
+        v
+    })
 }
 
 fn list(fields: bool) -> Result<(), Failure> {

@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod bench;
 pub mod inputs;
 pub mod limits;
+pub mod oracle;
 pub mod presets;
 pub mod resolve;
 pub mod result;

@@ -242,6 +242,8 @@ pub struct Engine {
     /// The watcher, and the work count (ops + events) at which it is next called.
     monitor: Option<(Box<dyn Monitor>, u64)>,
     next_poll: u64,
+    /// Told of every completed reference run (trace recording); usually absent.
+    observer: Option<Box<dyn crate::observe::RefObserver>>,
 }
 
 impl Engine {
@@ -266,6 +268,12 @@ impl Engine {
         let every = every.max(1);
         self.monitor = Some((monitor, every));
         self.next_poll = every;
+    }
+
+    /// Tells `observer` of every reference run from now on (see
+    /// [`RefObserver`](crate::observe::RefObserver)).
+    pub fn set_observer(&mut self, observer: Box<dyn crate::observe::RefObserver>) {
+        self.observer = Some(observer);
     }
 
     /// Calls the monitor; `false` when it asks to stop.

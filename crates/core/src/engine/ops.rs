@@ -191,6 +191,19 @@ impl Engine {
                 policy: self.policy.name().into(),
                 message: format!("page {} left unmapped on node {node} after a fault", vpn.0),
             })?;
+        if let Some(obs) = self.observer.as_mut() {
+            observe(
+                obs.as_mut(),
+                &self.mm,
+                tid,
+                node,
+                vpn,
+                write,
+                count,
+                now,
+                end,
+            );
+        }
         self.apply_delays();
         Ok(end)
     }
@@ -273,6 +286,35 @@ impl Engine {
         }
         self.thread_changed(tid, ThreadChange::Finished, now);
     }
+}
+
+/// Tells the observer of a completed run (kept out of line: the engine without an
+/// observer pays only the branch at the call).
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn observe(
+    obs: &mut dyn crate::observe::RefObserver,
+    mm: &MemSystem,
+    thread: u32,
+    node: NodeId,
+    vpn: Vpn,
+    write: bool,
+    count: u32,
+    start: Ns,
+    end: Ns,
+) {
+    obs.reference(&crate::observe::ObservedRun {
+        start,
+        end,
+        thread,
+        node,
+        vpn,
+        write,
+        count,
+        target: mm.mem.mapping(vpn, node).target,
+        copies: mm.mem.page(vpn).copies,
+    });
 }
 
 #[cold]

@@ -234,6 +234,7 @@ impl Engine {
             interval_points: 0,
             monitor: None,
             next_poll: u64::MAX,
+            observer: None,
         };
         {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));

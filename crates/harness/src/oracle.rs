@@ -1,0 +1,256 @@
+//! The offline optimum beside a run: record the run's trace, solve it, and render the
+//! optimum, the policy's cost in the same model, the regret and the pages it comes from.
+
+use crate::result::{stats_json, RunOutput};
+use numaplace_core::RunConfig;
+use numaplace_oracle::solve::{OracleError, PageResult, Solution, SolveOptions};
+use numaplace_oracle::Cost;
+use serde_json::{json, Value};
+use std::fmt::Write;
+use std::path::Path;
+
+/// Runs `cfg` recording its trace to `trace` (its per-page report turned on), then
+/// solves the trace.
+pub fn run_with_oracle(
+    cfg: &RunConfig,
+    trace: &Path,
+    opts: SolveOptions,
+) -> Result<(RunOutput, Solution), OracleError> {
+    let stats = numaplace_oracle::record::record(cfg, trace)?;
+    let mut shown = cfg.clone();
+    shown.report.per_page = true;
+    let data = shown.page_data()?;
+    let json = stats_json(&shown, &stats, &data);
+    let run = RunOutput {
+        stats,
+        page_data: data,
+        json,
+    };
+    let sol = numaplace_oracle::solve::solve(trace, opts)?;
+    Ok((run, sol))
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 * 1e-6)
+}
+
+fn signed_ms(ns: i128) -> String {
+    format!("{:+.3} ms", ns as f64 * 1e-6)
+}
+
+fn bytes(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// Which model the regret is measured in, in words.
+fn against(sol: &Solution) -> &'static str {
+    match (sol.replication.is_some(), sol.policy_replicated) {
+        (true, _) => "the replication model's optimum",
+        (false, false) => "the migration-only optimum",
+        (false, true) => {
+            "the migration-only optimum, which is NOT a bound for a policy that replicates"
+        }
+    }
+}
+
+/// The oracle's section of a run's report; `data` names the arrays on each page,
+/// `top` pages are listed by regret, `peak_rss` is the process's peak memory.
+pub fn oracle_text(sol: &Solution, data: &[String], top: usize, peak_rss: Option<u64>) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "offline optimum (per page, exact for its model; references priced by the copy that serves them, moves by the machine's migration, replication and coherency costs; fault handling, shootdowns, PTE locks, contention and synchronisation are not in the model)"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<30} {:>16} {:>16} {:>16} {:>16}",
+        "schedule", "references", "moves", "coherency", "total"
+    );
+    let mut row = |name: &str, c: &Cost| {
+        let _ = writeln!(
+            o,
+            "  {:<30} {:>16} {:>16} {:>16} {:>16}",
+            name,
+            ms(c.refs),
+            ms(c.moves),
+            ms(c.coherency),
+            ms(c.total())
+        );
+    };
+    row(&format!("policy `{}`", sol.header.policy), &sol.policy);
+    row("optimum, migration only", &sol.migration);
+    if let Some(r) = &sol.replication {
+        row("optimum, replication", r);
+    }
+    if let Some(why) = &sol.replication_refused {
+        let _ = writeln!(o, "  replication model not solved: {why}");
+        let _ = writeln!(
+            o,
+            "  {:<30} {:>67}",
+            "replication, lower bound",
+            ms(sol.replication_bound)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  regret (policy / optimum)      {:.3}x, against {}",
+        sol.regret(),
+        against(sol)
+    );
+    if let Some(most) = sol.regret_at_most() {
+        let _ = writeln!(
+            o,
+            "  regret against the replication model is at most {most:.3}x (policy / the relaxation's lower bound of its optimum)"
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  solved {} reference runs ({} references) in {:.2} s: {:.3e} runs/s, {:.3e} references/s; solver state {}{}",
+        sol.records,
+        sol.footer.words,
+        sol.seconds,
+        sol.runs_per_second(),
+        sol.refs_per_second(),
+        bytes(sol.state_bytes),
+        peak_rss.map_or(String::new(), |b| format!(", process peak RSS {}", bytes(b)))
+    );
+    let mut worst: Vec<&PageResult> = sol.pages.iter().filter(|p| p.regret_ns() > 0).collect();
+    worst.sort_by_key(|p| (std::cmp::Reverse(p.regret_ns()), p.vpn));
+    if top > 0 && !worst.is_empty() {
+        let _ = writeln!(
+            o,
+            "  pages by regret (policy less optimum, by cause; {} of {} referenced pages cost more than their optimum):",
+            worst.len(),
+            sol.pages.len()
+        );
+        let _ = writeln!(
+            o,
+            "    {:>8} {:<16} {:>14} {:>14} {:>14} {:>14} {:>14}",
+            "page", "data", "policy", "optimum", "references", "moves", "coherency"
+        );
+        for p in worst.iter().take(top) {
+            let opt = p.optimum();
+            let d = |a: u64, b: u64| signed_ms(a as i128 - b as i128);
+            let _ = writeln!(
+                o,
+                "    {:>8} {:<16} {:>14} {:>14} {:>14} {:>14} {:>14}",
+                p.vpn,
+                data.get(p.vpn as usize).map_or("", |s| s.as_str()),
+                ms(p.policy.total()),
+                ms(opt.total()),
+                d(p.policy.refs, opt.refs),
+                d(p.policy.moves, opt.moves),
+                d(p.policy.coherency, opt.coherency)
+            );
+        }
+    }
+    o
+}
+
+/// The oracle's results as JSON (totals, regret, throughput; per-page results when
+/// `pages`).
+pub fn oracle_json(sol: &Solution, pages: bool) -> Value {
+    let mut v = json!({
+        "policy": sol.header.policy,
+        "policy_cost": sol.policy,
+        "optimum_migration": sol.migration,
+        "optimum_replication": sol.replication,
+        "replication_refused": sol.replication_refused,
+        "replication_lower_bound": sol.replication_bound,
+        "regret_at_most": sol.regret_at_most(),
+        "regret": sol.regret(),
+        "regret_against": against(sol),
+        "runs": sol.records,
+        "references": sol.footer.words,
+        "solve_seconds": sol.seconds,
+        "runs_per_second": sol.runs_per_second(),
+        "references_per_second": sol.refs_per_second(),
+        "solver_state_bytes": sol.state_bytes,
+    });
+    if pages {
+        if let Some(o) = v.as_object_mut() {
+            o.insert("pages".into(), json!(sol.pages));
+        }
+    }
+    v
+}
+
+/// The migration-only optimum replayed in the simulator (`oracle-replay`).
+pub struct Replayed {
+    /// The schedule that was replayed.
+    pub schedule: numaplace_oracle::replay::Schedule,
+    /// The replayed run's statistics.
+    pub stats: numaplace_core::Stats,
+    /// The replayed run's own cost in the model, and the model's optimum beside it.
+    pub solution: Solution,
+}
+
+/// Extracts the migration-only optimal schedule from `trace`, writes it to `schedule`,
+/// and runs `cfg` again under `oracle-replay` with it, recording to `replay_trace`.
+pub fn replay(
+    cfg: &RunConfig,
+    trace: &Path,
+    schedule: &Path,
+    replay_trace: &Path,
+) -> Result<Replayed, OracleError> {
+    let sched = numaplace_oracle::replay::migration_schedule(trace)?;
+    let io = |e: std::io::Error| OracleError::Io {
+        path: schedule.display().to_string(),
+        source: e,
+    };
+    let text = serde_json::to_string(&sched).map_err(|e| io(e.into()))?;
+    std::fs::write(schedule, text).map_err(io)?;
+    let mut again = cfg.clone();
+    again.policy = numaplace_core::PolicyConfig::new(numaplace_oracle::replay::ReplayConfig {
+        schedule: schedule.display().to_string(),
+    });
+    let stats = numaplace_oracle::record::record(&again, replay_trace)?;
+    let solution = numaplace_oracle::solve::solve(
+        replay_trace,
+        SolveOptions {
+            replication: false,
+            ..SolveOptions::default()
+        },
+    )?;
+    Ok(Replayed {
+        schedule: sched,
+        stats,
+        solution,
+    })
+}
+
+/// The replay's section of the report, beside the policy's own run.
+pub fn replay_text(r: &Replayed, policy: &numaplace_core::Stats, sol: &Solution) -> String {
+    let mut o = String::new();
+    let secs = |ns: u64| format!("{:.6} s", ns as f64 * 1e-9);
+    let _ = writeln!(
+        o,
+        "replay of the migration-only optimum (`oracle-replay`: {} initial placements, {} timed moves made by daemons of the receiving nodes)",
+        r.schedule.initial.iter().flatten().count(),
+        r.schedule.moves.len()
+    );
+    let _ = writeln!(
+        o,
+        "  makespan {} replayed, {} under `{}`",
+        secs(r.stats.makespan_ns),
+        secs(policy.makespan_ns),
+        sol.header.policy
+    );
+    let _ = writeln!(
+        o,
+        "  cost in the model: {} replayed, {} the migration-only optimum ({} replayed moves of {})",
+        ms(r.solution.policy.total()),
+        ms(sol.migration.total()),
+        r.stats.events.migrations,
+        r.schedule.moves.len()
+    );
+    let _ = writeln!(
+        o,
+        "  (the per-page optimum ignores timing, contention and synchronisation: it prices references and moves only; the replayed makespan is what its schedule gives with them)"
+    );
+    o
+}
