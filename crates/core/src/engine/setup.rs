@@ -31,6 +31,7 @@ impl Engine {
                 running_ready: 0,
                 in_parallel: 0,
                 running: vec![true; threads as usize],
+                adaptive: p.adapts_threads(),
                 barrier_waiting: Vec::new(),
                 live: threads,
                 locks: Vec::new(),
@@ -229,6 +230,9 @@ impl Engine {
             series_interval: opts.series_interval.filter(|i| i.0 > 0),
             last_point: Default::default(),
             changes: Vec::new(),
+            sched_at: None,
+            sched_armed: false,
+            seed: opts.seed,
             pending_starts: 0,
             now: Ns::ZERO,
             events: 0,
@@ -251,9 +255,13 @@ impl Engine {
         // preempted at 0 is not running when the first iteration's chunks are dealt.
         match engine.scheduler.next_event() {
             Some(Ns::ZERO) => engine.sched_event(Ns::ZERO),
-            Some(t) => engine.queue.push(t, Event::Sched),
+            Some(t) => {
+                engine.queue.push(t, Event::Sched);
+                engine.sched_at = Some(t);
+            }
             None => {}
         }
+        engine.sched_armed = true;
         for t in 0..nthreads {
             let th = &engine.threads[t as usize];
             if th.proc.is_some() && th.status == Status::Ready {
