@@ -6,7 +6,12 @@ use super::*;
 impl Engine {
     pub(super) fn step_thread(&mut self, tid: u32, mut now: Ns) -> Result<(), SimError> {
         if self.threads[tid as usize].status == Status::Sleeping {
+            // Woken: it runs from its own event, once it has a processor.
             self.wake(tid, now);
+            if self.threads[tid as usize].proc.is_some() {
+                self.queue_thread(tid, now);
+            }
+            return Ok(());
         }
         loop {
             let th = &self.threads[tid as usize];

@@ -9,7 +9,11 @@
 //! of timed changes (e.g. "at 5 ms preempt threads 8..15").
 
 pub mod dedicated;
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod scripted;
+pub mod space_sharing;
+pub mod time_sharing;
 
 use crate::error::ConfigError;
 use crate::machine::Machine;
