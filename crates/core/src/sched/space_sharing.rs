@@ -9,9 +9,10 @@
 //! shares the processors: one at a time to each program in turn until every request is
 //! met or the processors run out. A program gains processors at the entry of its next
 //! construct (its parked threads resume before the construct's work is dealt, so they
-//! join its team) and gives them up at the exit of a construct (a thread that leaves the
-//! construct while its program holds more than its share is parked), so the program
-//! adapts its thread count at construct boundaries; its first thread is never parked.
+//! join its team) and gives them up there too (threads that have passed the previous
+//! construct's barrier but not yet entered the new one are parked while the program holds
+//! more than its share), so the program adapts its thread count at construct boundaries;
+//! its first thread, and the one entering, are never parked.
 //! A program that does not adapt takes free processors as its threads become runnable.
 //! Threads resume on their last processor when it is free, else on its node, else
 //! anywhere (IRIX's affinity links, which the paper left enabled).
@@ -69,6 +70,8 @@ pub struct SpaceSharing {
     target: Vec<u32>,
     /// Per program: the last construct whose entry was seen.
     construct: Vec<Option<u32>>,
+    /// Per thread: the last construct it entered.
+    entered: Vec<Option<u32>>,
     /// Per program: a thread finished, so its parked threads must run to finish too.
     draining: Vec<bool>,
     /// Runnable threads of programs that do not adapt, waiting for a processor.
@@ -89,6 +92,7 @@ impl SpaceSharing {
             held: Vec::new(),
             target: Vec::new(),
             construct: Vec::new(),
+            entered: Vec::new(),
             draining: Vec::new(),
             waiting: VecDeque::new(),
             procs_per_node: 1,
@@ -254,6 +258,7 @@ impl Scheduler for SpaceSharing {
         self.held = vec![0; programs.len()];
         self.target = vec![0; programs.len()];
         self.construct = vec![None; programs.len()];
+        self.entered = vec![None; threads as usize];
         self.draining = vec![false; programs.len()];
         self.procs_per_node = machine.config.procs_per_node;
         Ok(vec![None; threads as usize])
@@ -305,24 +310,35 @@ impl Scheduler for SpaceSharing {
             return;
         }
         self.equipartition(view);
-        match e.boundary {
-            Boundary::Enter => {
-                if self.construct[pi].is_some_and(|c| c >= e.construct) {
-                    return;
+        if e.boundary == Boundary::Exit {
+            return;
+        }
+        self.entered[e.thread.idx()] = Some(e.construct);
+        if self.construct[pi].is_some_and(|c| c >= e.construct) {
+            return;
+        }
+        // The construct's first entry, before its work is dealt: the program's
+        // processors change now.
+        self.construct[pi] = Some(e.construct);
+        if self.held[pi] > self.target[pi] {
+            let shape = view.program(e.program).shape;
+            let mut surplus = self.held[pi] - self.target[pi];
+            // The highest-numbered threads go first, so the team stays 0..n.
+            for t in (shape.first_thread + 1..shape.first_thread + shape.threads).rev() {
+                if surplus == 0 {
+                    break;
                 }
-                // The construct's first entry: the program's processors change now.
-                self.construct[pi] = Some(e.construct);
-                let want = self.target[pi].saturating_sub(self.held[pi]);
-                self.grow(view, e.program, want, out);
-            }
-            Boundary::Exit => {
-                let local = view.thread(e.thread).local;
-                if local != 0 && self.held[pi] > self.target[pi] && self.holds(e.thread.0) {
-                    self.release(view, e.thread.0, Some(out));
+                let behind = self.entered[t as usize].is_none_or(|c| c < e.construct);
+                if behind && self.holds(t) {
+                    self.release(view, t, Some(out));
                     self.parks += 1;
-                    self.fill(view, out);
+                    surplus -= 1;
                 }
             }
+            self.fill(view, out);
+        } else {
+            let want = self.target[pi] - self.held[pi];
+            self.grow(view, e.program, want, out);
         }
     }
 
@@ -330,7 +346,7 @@ impl Scheduler for SpaceSharing {
         vec![
             Counter {
                 name: "sched_parks",
-                label: "threads parked at a construct exit",
+                label: "threads parked at a construct entry",
                 value: self.parks,
             },
             Counter {
@@ -410,26 +426,32 @@ mod tests {
     }
 
     #[test]
-    fn a_program_over_its_share_parks_threads_at_a_construct_exit() {
+    fn a_program_over_its_share_parks_threads_at_a_construct_entry() {
         let (mut s, mut view) = two_programs();
         create(&mut s, &mut view, 1);
-        // Program 0 holds 4 of its share of 2: threads 1 and 2 leave construct 0.
-        boundary(&mut s, &mut view, 1, 0, Boundary::Exit);
-        boundary(&mut s, &mut view, 2, 0, Boundary::Exit);
-        boundary(&mut s, &mut view, 3, 0, Boundary::Exit);
-        assert_eq!(view.proc(1), None);
+        // Program 0 holds 4 of its share of 2; thread 0 enters construct 0.
+        boundary(&mut s, &mut view, 0, 0, Boundary::Enter);
+        assert_eq!(view.proc(3), None);
         assert_eq!(view.proc(2), None);
-        assert_eq!(view.proc(3), Some(3));
+        assert_eq!(view.proc(1), Some(1));
         assert_eq!(s.parks, 2);
+    }
+
+    #[test]
+    fn a_thread_already_in_the_new_construct_is_not_parked() {
+        let (mut s, mut view) = two_programs();
+        create(&mut s, &mut view, 1);
+        boundary(&mut s, &mut view, 3, 0, Boundary::Enter);
+        // Thread 3 entered first; threads 2 and 1 go instead.
+        assert_eq!(view.proc(3), Some(3));
+        assert_eq!(view.proc(1), None);
     }
 
     #[test]
     fn a_program_below_its_share_grows_at_a_construct_entry() {
         let (mut s, mut view) = two_programs();
         create(&mut s, &mut view, 1);
-        for t in 1..3 {
-            boundary(&mut s, &mut view, t, 0, Boundary::Exit);
-        }
+        boundary(&mut s, &mut view, 0, 0, Boundary::Enter);
         // Program 1 had nothing; its entry into construct 0 takes the two freed.
         boundary(&mut s, &mut view, 4, 0, Boundary::Enter);
         let running1: Vec<u32> = view.running().into_iter().filter(|&t| t >= 4).collect();
@@ -440,7 +462,7 @@ mod tests {
     fn the_first_thread_of_a_program_is_never_parked() {
         let (mut s, mut view) = two_programs();
         create(&mut s, &mut view, 1);
-        boundary(&mut s, &mut view, 0, 0, Boundary::Exit);
+        boundary(&mut s, &mut view, 2, 0, Boundary::Enter);
         assert_eq!(view.proc(0), Some(0));
     }
 

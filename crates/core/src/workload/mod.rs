@@ -5,6 +5,7 @@
 //! iteration, so a preempted thread's chunk moves to another node) or free-running (it
 //! implements [`Program`] directly).
 
+pub mod background;
 pub mod backprop;
 pub mod gauss;
 pub mod jacobi;
@@ -12,6 +13,13 @@ pub mod matvec;
 pub mod matvec_sparse;
 pub mod matvec_synthetic;
 pub mod msort;
+pub mod nas;
+pub mod nas_bt;
+pub mod nas_cg;
+pub mod nas_ft;
+pub mod nas_lu;
+pub mod nas_mg;
+pub mod nas_sp;
 pub mod pair_rows;
 pub mod psolu;
 pub mod surface_wave;
@@ -331,8 +339,10 @@ impl<B: LoopBody> ForkJoin<B> {
     }
 
     /// The adaptive driver: entry announced on its own (so the scheduler's answer to it
-    /// decides the team), then the work; the iteration end comes before the exit, so a
-    /// thread a scheduler stops at the exit has ended its iteration.
+    /// decides the team), then the work; the iteration end comes before the barrier (the
+    /// last thread to end it is the one that releases the barrier, so the end is the same
+    /// moment), so a thread a scheduler stops between the barrier and the exit has ended
+    /// its iteration.
     fn next_ops_adaptive(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
         let ti = t as usize;
         let last = self.body.iterations();
@@ -387,8 +397,8 @@ impl<B: LoopBody> ForkJoin<B> {
         for &c in &self.deal[ti] {
             self.body.chunk(iter, c, out);
         }
-        out.push(Op::Barrier);
         out.push(Op::IterationEnd(iter));
+        out.push(Op::Barrier);
         out.push(Op::ParallelExit(iter));
         self.next_iter[ti] = iter + 1;
     }
