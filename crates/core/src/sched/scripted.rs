@@ -205,6 +205,39 @@ impl Scheduler for Scripted {
         }
     }
 
+    /// A finished thread of a program that adapts its thread count leaves its processor to
+    /// a thread of the program the script stopped: past the last construct it has nothing
+    /// left but to finish, and it needs a processor for that.
+    fn on_thread(
+        &mut self,
+        _now: Ns,
+        view: &dyn super::SchedView,
+        thread: ThreadId,
+        change: super::ThreadChange,
+        out: &mut Vec<SchedChange>,
+    ) {
+        let th = view.thread(thread);
+        let (Some(proc), super::ThreadChange::Finished) = (th.proc, change) else {
+            return;
+        };
+        let p = view.program(th.program);
+        if !p.adaptive {
+            return;
+        }
+        let first = p.shape.first_thread;
+        let stopped = (first..first + p.shape.threads).find(|&t| {
+            let v = view.thread(ThreadId(t));
+            v.proc.is_none()
+                && matches!(
+                    v.state,
+                    super::ThreadState::Runnable | super::ThreadState::Blocked
+                )
+        });
+        if let Some(t) = stopped {
+            out.push(SchedChange::Resume(ThreadId(t), proc));
+        }
+    }
+
     fn on_parallel(
         &mut self,
         _now: Ns,

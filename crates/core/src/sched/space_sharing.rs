@@ -213,11 +213,16 @@ impl SpaceSharing {
     }
 
     /// Hands free processors out: first to the parked threads of programs that are
-    /// finishing, then to waiting threads of programs below their share.
+    /// finishing, then to adapting programs that hold none (none of their threads is in a
+    /// construct, so they may start their next one at any time), then to waiting threads
+    /// of programs below their share.
     fn fill(&mut self, view: &dyn SchedView, out: &mut Vec<SchedChange>) {
         for p in 0..view.programs() {
-            if self.draining[p as usize] {
+            let pi = p as usize;
+            if self.draining[pi] {
                 self.grow(view, p, u32::MAX, out);
+            } else if self.held[pi] == 0 && view.program(p).adaptive && view.program(p).live > 0 {
+                self.grow(view, p, self.target[pi], out);
             }
         }
         let mut keep = VecDeque::new();
