@@ -127,6 +127,17 @@ impl Engine {
         if policy.acquires_ptes() {
             mm.mem.track_user_runs();
         }
+        if let Some(spec) = policy.page_counters() {
+            let bases: Vec<u32> = progs.iter().map(|p| p.base_vpn).collect();
+            let program_of =
+                |page: usize| (bases.partition_point(|&b| b as usize <= page) - 1) as u32;
+            mm.counters = Some(crate::mm::PageCounters::new(
+                &spec,
+                npages as usize,
+                mm.machine.nodes(),
+                program_of,
+            ));
+        }
         let MemSystem { machine, mem, .. } = &mut mm;
         let mut stats = Stats::default();
         if opts.per_page {
