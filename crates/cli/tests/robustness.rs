@@ -52,8 +52,8 @@ fn a_grid_whose_point_count_overflows_is_an_error_not_a_wrap() {
 
 #[test]
 fn a_field_outside_its_declared_range_is_refused_with_the_range() {
-    let o = numaplace(&["run", "--set", "machine.nodes=65"]);
-    assert_user_error(&o, &["machine.nodes", "65 is out of range", "1..=64"]);
+    let o = numaplace(&["run", "--set", "machine.nodes=1025"]);
+    assert_user_error(&o, &["machine.nodes", "1025 is out of range", "1..=1024"]);
 }
 
 #[test]
@@ -341,8 +341,8 @@ fn list_fields_prints_each_field_with_the_range_validation_enforces() {
         .lines()
         .find(|l| l.trim_start().starts_with("nodes "))
         .unwrap_or_else(|| panic!("no `nodes` line in:\n{out}"));
-    assert!(line.contains("1..=64"), "{line}");
+    assert!(line.contains("1..=1024"), "{line}");
     // The listed bound is the enforced one: one past it is refused, naming the range.
     let o = numaplace(&["run", "--set", "machine.nodes=0"]);
-    assert_user_error(&o, &["machine.nodes", "1..=64"]);
+    assert_user_error(&o, &["machine.nodes", "1..=1024"]);
 }

@@ -13,6 +13,8 @@ fn machine(page: u64) -> MachineConfig {
         nodes: 16,
         procs_per_node: 1,
         frames_per_node: 1 << 16,
+        node_frames: Vec::new(),
+        memory_only_nodes: 0,
         page_size_bytes: page,
         word_size_bytes: 4,
         topology: Topology::Uniform,

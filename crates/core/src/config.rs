@@ -295,7 +295,7 @@ impl RunConfig {
             ..fps[by_ops].clone()
         };
         let nodes = machine.nodes() as u64;
-        let frames = machine.config.frames_per_node as u64 * nodes;
+        let frames = machine.total_frames();
         if total.pages > frames {
             let what = if multi {
                 "the programs need"
@@ -306,8 +306,16 @@ impl RunConfig {
                 size,
                 format!(
                     "{what} {} pages but the machine has only {frames} frames \
-                     ({nodes} nodes x machine.frames_per_node {})",
-                    total.pages, machine.config.frames_per_node
+                     ({})",
+                    total.pages,
+                    if machine.config.node_frames.is_empty() {
+                        format!(
+                            "{nodes} nodes x machine.frames_per_node {}",
+                            machine.config.frames_per_node
+                        )
+                    } else {
+                        "machine.node_frames".to_string()
+                    }
                 ),
             ));
         }
@@ -350,7 +358,13 @@ impl RunConfig {
             part(
                 "page states and per-node mappings",
                 &size,
-                Memory::bytes_needed(pages, nodes, policy.acquires_ptes()),
+                Memory::bytes_needed(
+                    pages,
+                    nodes,
+                    machine.total_frames(),
+                    policy.acquires_ptes(),
+                    policy.replicates(),
+                ),
             ),
             part(
                 "reference history",

@@ -72,24 +72,28 @@ pub struct RefHistory {
     mode: HistoryMode,
     nodes: usize,
     usage: Vec<u32>,
+    /// Referenced bits: `words` words per page, bit `n % 64` of word `n / 64` for node `n`.
     refbits: Vec<u64>,
+    words: usize,
     aging: Vec<u8>,
 }
 
 impl RefHistory {
     /// Empty history for `npages` pages and `nodes` nodes.
     pub fn new(mode: HistoryMode, npages: usize, nodes: usize) -> RefHistory {
+        let words = nodes.div_ceil(64);
         let (usage, refbits, aging) = match mode {
             HistoryMode::None => (vec![], vec![], vec![]),
             HistoryMode::Usage => (vec![0; npages * nodes], vec![], vec![]),
-            HistoryMode::RefBit => (vec![], vec![0; npages], vec![]),
-            HistoryMode::Aging(_) => (vec![], vec![0; npages], vec![0; npages * nodes]),
+            HistoryMode::RefBit => (vec![], vec![0; npages * words], vec![]),
+            HistoryMode::Aging(_) => (vec![], vec![0; npages * words], vec![0; npages * nodes]),
         };
         RefHistory {
             mode,
             nodes,
             usage,
             refbits,
+            words,
             aging,
         }
     }
@@ -100,8 +104,10 @@ impl RefHistory {
         match mode {
             HistoryMode::None => 0,
             HistoryMode::Usage => per_node.saturating_mul(4),
-            HistoryMode::RefBit => npages.saturating_mul(8),
-            HistoryMode::Aging(_) => npages.saturating_mul(8).saturating_add(per_node),
+            HistoryMode::RefBit => npages.saturating_mul(8 * nodes.div_ceil(64)),
+            HistoryMode::Aging(_) => npages
+                .saturating_mul(8 * nodes.div_ceil(64))
+                .saturating_add(per_node),
         }
     }
 
@@ -120,7 +126,7 @@ impl RefHistory {
                 *c = c.saturating_add(count);
             }
             HistoryMode::RefBit | HistoryMode::Aging(_) => {
-                self.refbits[p.idx()] |= 1u64 << n.0;
+                self.refbits[p.idx() * self.words + (n.idx() >> 6)] |= 1u64 << (n.0 & 63);
             }
         }
     }
@@ -132,9 +138,9 @@ impl RefHistory {
         match self.mode {
             HistoryMode::None => 0,
             HistoryMode::Usage => self.usage[p.idx() * self.nodes + n.idx()],
-            HistoryMode::RefBit => ((self.refbits[p.idx()] >> n.0) & 1) as u32,
+            HistoryMode::RefBit => self.refbit(p, n) as u32,
             HistoryMode::Aging(k) => {
-                let bit = ((self.refbits[p.idx()] >> n.0) & 1) as u8;
+                let bit = self.refbit(p, n) as u8;
                 shift_in(self.aging[p.idx() * self.nodes + n.idx()], bit, k) as u32
             }
         }
@@ -147,13 +153,22 @@ impl RefHistory {
         match self.mode {
             HistoryMode::None => {}
             HistoryMode::Usage => self.usage[p.idx() * self.nodes + n.idx()] = 0,
-            HistoryMode::RefBit => self.refbits[p.idx()] &= !(1u64 << n.0),
+            HistoryMode::RefBit => self.clear_refbit(p, n),
             HistoryMode::Aging(_) => {
                 self.aging[p.idx() * self.nodes + n.idx()] = v as u8;
-                self.refbits[p.idx()] &= !(1u64 << n.0);
+                self.clear_refbit(p, n);
             }
         }
         v
+    }
+
+    #[inline]
+    fn refbit(&self, p: Vpn, n: NodeId) -> bool {
+        (self.refbits[p.idx() * self.words + (n.idx() >> 6)] >> (n.0 & 63)) & 1 != 0
+    }
+
+    fn clear_refbit(&mut self, p: Vpn, n: NodeId) {
+        self.refbits[p.idx() * self.words + (n.idx() >> 6)] &= !(1u64 << (n.0 & 63));
     }
 }
 
@@ -175,6 +190,17 @@ mod tests {
         h.record(Vpn(1), NodeId(1), 2);
         assert_eq!(h.examine(Vpn(1), NodeId(1)), 7);
         assert_eq!(h.peek(Vpn(1), NodeId(1)), 0);
+    }
+
+    #[test]
+    fn referenced_bits_of_nodes_beyond_64_are_their_own() {
+        let mut h = RefHistory::new(HistoryMode::RefBit, 2, 1024);
+        h.record(Vpn(1), NodeId(1000), 1);
+        assert_eq!(h.peek(Vpn(1), NodeId(1000)), 1);
+        assert_eq!(h.peek(Vpn(1), NodeId(1000 - 64)), 0);
+        assert_eq!(h.peek(Vpn(0), NodeId(1000)), 0);
+        assert_eq!(h.examine(Vpn(1), NodeId(1000)), 1);
+        assert_eq!(h.peek(Vpn(1), NodeId(1000)), 0);
     }
 
     #[test]

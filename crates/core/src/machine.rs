@@ -98,9 +98,18 @@ pub struct MachineConfig {
     /// Processors per node.
     #[field(min = 1, max = 65_535)]
     pub procs_per_node: u16,
-    /// Page frames in each node's memory module.
+    /// Page frames in each node's memory module (unless `node_frames` lists them).
     #[field(min = 1, max = crate::estimate::MAX_PAGES, unit = "frames")]
     pub frames_per_node: u32,
+    /// Page frames of each node, one entry per node, where the nodes' memories differ
+    /// (a small fast tier and a large slow one); empty: `frames_per_node` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_frames: Vec<u32>,
+    /// How many of the last nodes are memory without processors (a CXL expander, an NVM
+    /// or far-memory tier): threads and daemons run only on the nodes before them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[field(min = 0, max = crate::types::NodeSet::CAPACITY)]
+    pub memory_only_nodes: u16,
     /// Page size in bytes (> 0, a multiple of the word size).
     #[field(min = 1, max = 1_073_741_824, unit = "bytes")]
     pub page_size_bytes: u64,
@@ -136,6 +145,34 @@ impl Machine {
         let n = config.nodes as usize;
         if (n * config.procs_per_node as usize) > u16::MAX as usize {
             return err("procs_per_node", "too many processors in total".into());
+        }
+        if config.memory_only_nodes >= config.nodes {
+            return err(
+                "memory_only_nodes",
+                format!(
+                    "{} of {} nodes leaves no node with processors",
+                    config.memory_only_nodes, config.nodes
+                ),
+            );
+        }
+        if !config.node_frames.is_empty() {
+            if config.node_frames.len() != n {
+                return err(
+                    "node_frames",
+                    format!(
+                        "lists {} nodes; the machine has {n} (one entry per node)",
+                        config.node_frames.len()
+                    ),
+                );
+            }
+            for (i, &f) in config.node_frames.iter().enumerate() {
+                if f == 0 || f as u64 > crate::estimate::MAX_PAGES {
+                    return err(
+                        &format!("node_frames[{i}]"),
+                        format!("{f} is out of range 1..={}", crate::estimate::MAX_PAGES),
+                    );
+                }
+            }
         }
         if !config
             .page_size_bytes
@@ -258,10 +295,46 @@ impl Machine {
         self.nodes
     }
 
-    /// Total number of processors.
+    /// Total number of processors (memory-only nodes have none).
     #[inline]
     pub fn procs(&self) -> usize {
-        self.nodes * self.config.procs_per_node as usize
+        (self.nodes - self.config.memory_only_nodes as usize) * self.config.procs_per_node as usize
+    }
+
+    /// Whether node `n` has processors (it is not a memory-only node).
+    #[inline]
+    pub fn has_procs(&self, n: NodeId) -> bool {
+        n.idx() < self.nodes - self.config.memory_only_nodes as usize
+    }
+
+    /// Node `n` if it has processors, else the node with processors nearest to it (by
+    /// read cost, ties to the lower node): where work on a memory-only node's behalf runs.
+    pub fn nearest_with_procs(&self, n: NodeId) -> NodeId {
+        if self.has_procs(n) {
+            return n;
+        }
+        (0..self.nodes as u16)
+            .map(NodeId)
+            .filter(|&m| self.has_procs(m))
+            .min_by_key(|&m| (self.read_ns(m, n), m.0))
+            .unwrap_or(NodeId(0))
+    }
+
+    /// Page frames in node `n`'s memory.
+    #[inline]
+    pub fn frames(&self, n: NodeId) -> u32 {
+        self.config
+            .node_frames
+            .get(n.idx())
+            .copied()
+            .unwrap_or(self.config.frames_per_node)
+    }
+
+    /// Page frames of all nodes together.
+    pub fn total_frames(&self) -> u64 {
+        (0..self.nodes as u16)
+            .map(|n| self.frames(NodeId(n)) as u64)
+            .sum()
     }
 
     /// The node a processor belongs to.
@@ -322,4 +395,8 @@ impl Machine {
     pub fn remote_local_ratio(&self) -> f64 {
         self.config.costs.remote_read_ns as f64 / self.config.costs.local_read_ns as f64
     }
+}
+
+fn is_zero(v: &u16) -> bool {
+    *v == 0
 }

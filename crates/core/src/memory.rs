@@ -181,14 +181,14 @@ pub struct Mapping {
     pub access: Access,
 }
 
-/// The state of one virtual page.
-#[derive(Clone, Debug, Default)]
+/// The state of one virtual page, as a value (see [`Memory::page`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageState {
     /// Nodes holding a physical copy (empty until the page is placed).
     pub copies: NodeSet,
     /// The node of the primary copy; meaningful when `copies` is not empty.
     pub home: NodeId,
-    /// Nodes holding a mapping of any kind (kept in step with the mapping table).
+    /// Nodes holding a mapping of any kind.
     pub mapped: NodeSet,
     /// Nodes holding a writable mapping.
     pub writers: NodeSet,
@@ -201,12 +201,59 @@ pub struct PageState {
     pub written_since_age: bool,
 }
 
+/// What every reference reads and writes of a page, in one 32-byte record (aligned, so
+/// a reference touches one cache line of page state): the home node, the copy count and
+/// the modification flags, and the copy, mapping and write-mapping sets of nodes 0-63.
+/// Nodes beyond 63 keep their bits in [`Memory`]'s `wide` table.
+///
+/// A mapping always reaches a node holding a copy. With one copy that is the home, so
+/// no per-node target is stored; a page with several copies gets a row of the replica
+/// target table (`slot`) while it has them.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(32))]
+struct PageRec {
+    home: NodeId,
+    /// Copies (bits 0-13), dirty (bit 14), written since the last aging (bit 15).
+    state: u16,
+    /// 1 + the page's row in the replica target table; 0 while it has at most one copy.
+    slot: u32,
+    copies: u64,
+    mapped: u64,
+    writers: u64,
+}
+
+const COPIES_MASK: u16 = (1 << 14) - 1;
+const DIRTY: u16 = 1 << 14;
+const WRITTEN: u16 = 1 << 15;
+
+/// The three per-page node sets.
+#[derive(Clone, Copy)]
+enum Set {
+    Copies = 0,
+    Mapped = 1,
+    Writers = 2,
+}
+
 /// All pages, their mappings and the free frames of every node.
+///
+/// Memory per page is independent of the number of nodes up to 64 (a 32-byte record, the
+/// aged modification history); machines of more nodes add 3 bits per further node.
+/// Per-(page, node) state exists only where something needs it: replica targets for
+/// pages with several copies, and page-table-entry lock times and user runs for policies
+/// that take entries.
 #[derive(Clone, Debug)]
 pub struct Memory {
     nodes: usize,
-    pages: Vec<PageState>,
-    mappings: Vec<Mapping>,
+    recs: Vec<PageRec>,
+    /// Words of each node set beyond the first (0 on machines of at most 64 nodes).
+    extra_words: usize,
+    /// Per page, for each set in [`Set`] order, its words beyond the first.
+    wide: Vec<u64>,
+    mod_history: Vec<u32>,
+    /// Rows of `nodes` targets, one per page with several copies.
+    targets: Vec<NodeId>,
+    free_slots: Vec<u32>,
+    /// Until when each (page, node) entry copy is locked; empty until a lock is taken.
     pte_locked_until: Vec<Ns>,
     pte_users: Vec<UserRun>,
     pte_delays: Vec<(u32, Ns)>,
@@ -232,76 +279,264 @@ pub(crate) struct UserRun {
 impl Memory {
     /// `npages` unplaced pages on a machine of `nodes` nodes with `frames` frames each.
     pub fn new(npages: usize, nodes: usize, frames: u32) -> Memory {
+        Memory::with_frames(npages, &vec![frames; nodes])
+    }
+
+    /// `npages` unplaced pages on a machine whose node `n` has `frames[n]` frames.
+    pub fn with_frames(npages: usize, frames: &[u32]) -> Memory {
+        let nodes = frames.len();
+        let extra_words = nodes.div_ceil(64).saturating_sub(1);
         Memory {
             nodes,
-            pages: vec![PageState::default(); npages],
-            mappings: vec![Mapping::default(); npages * nodes],
-            pte_locked_until: vec![Ns::ZERO; npages * nodes],
+            recs: vec![PageRec::default(); npages],
+            extra_words,
+            wide: vec![0; npages * 3 * extra_words],
+            mod_history: vec![0; npages],
+            targets: Vec::new(),
+            free_slots: Vec::new(),
+            pte_locked_until: Vec::new(),
             pte_users: Vec::new(),
             pte_delays: Vec::new(),
-            free_frames: vec![frames; nodes],
-            free_total: frames as u64 * nodes as u64,
+            free_frames: frames.to_vec(),
+            free_total: frames.iter().map(|&f| f as u64).sum(),
             unplaced: npages as u64,
         }
     }
 
-    /// Heap bytes [`Memory::new`] allocates for `npages` pages on `nodes` nodes, plus the
-    /// user-run table of [`Memory::track_user_runs`] when `track_users` (kept beside the
-    /// allocations so the two stay in step; resource estimates use it).
-    pub fn bytes_needed(npages: u64, nodes: u64, track_users: bool) -> u64 {
+    /// Heap bytes [`Memory::new`] allocates for `npages` pages on `nodes` nodes with
+    /// `frames` frames in all, plus what it can grow to: the page-table-entry tables when
+    /// the policy takes entries (`ptes`), and the replica target table when it may
+    /// replicate (`replicas`: at most one row per page with a spare frame for a second
+    /// copy). Kept beside the allocations so the two stay in step; estimates use it.
+    pub fn bytes_needed(npages: u64, nodes: u64, frames: u64, ptes: bool, replicas: bool) -> u64 {
         let size = |b: usize| b as u64;
-        let per_entry = size(std::mem::size_of::<Mapping>())
-            + size(std::mem::size_of::<Ns>())
-            + if track_users {
-                size(std::mem::size_of::<UserRun>())
-            } else {
-                0
-            };
+        let extra_words = nodes.div_ceil(64).saturating_sub(1);
+        let per_page = size(std::mem::size_of::<PageRec>()) + 4 + extra_words.saturating_mul(3 * 8);
+        let per_entry = if ptes {
+            size(std::mem::size_of::<Ns>()) + size(std::mem::size_of::<UserRun>())
+        } else {
+            0
+        };
+        let replica_rows = if replicas {
+            npages.min(frames.saturating_sub(npages))
+        } else {
+            0
+        };
+        // A growing table may hold up to twice its rows' bytes while it grows.
+        let per_row = nodes.saturating_mul(2 * size(std::mem::size_of::<NodeId>())) + 8;
         npages
-            .saturating_mul(size(std::mem::size_of::<PageState>()))
+            .saturating_mul(per_page)
             .saturating_add(npages.saturating_mul(nodes).saturating_mul(per_entry))
+            .saturating_add(replica_rows.saturating_mul(per_row))
             .saturating_add(nodes.saturating_mul(4))
     }
 
     /// Number of pages.
     #[inline]
     pub fn npages(&self) -> usize {
-        self.pages.len()
+        self.recs.len()
+    }
+
+    /// Whether `n` is in page `p`'s set `set`.
+    #[inline]
+    fn has(&self, p: Vpn, set: Set, n: NodeId) -> bool {
+        let r = &self.recs[p.idx()];
+        if n.0 < 64 {
+            let w = match set {
+                Set::Copies => r.copies,
+                Set::Mapped => r.mapped,
+                Set::Writers => r.writers,
+            };
+            (w >> n.0) & 1 != 0
+        } else {
+            let i = self.wide_index(p, set, n);
+            (self.wide[i] >> (n.0 & 63)) & 1 != 0
+        }
+    }
+
+    /// Node `n`'s mapped and writable bits of page `p` summed, for nodes beyond 63.
+    #[inline(never)]
+    fn wide_rights(&self, p: Vpn, n: NodeId) -> u64 {
+        self.has(p, Set::Mapped, n) as u64 + self.has(p, Set::Writers, n) as u64
+    }
+
+    #[inline]
+    fn wide_index(&self, p: Vpn, set: Set, n: NodeId) -> usize {
+        (p.idx() * 3 + set as usize) * self.extra_words + (n.idx() >> 6) - 1
+    }
+
+    fn set_bit(&mut self, p: Vpn, set: Set, n: NodeId, on: bool) {
+        let bit = 1u64 << (n.0 & 63);
+        let w = if n.0 < 64 {
+            let r = &mut self.recs[p.idx()];
+            match set {
+                Set::Copies => &mut r.copies,
+                Set::Mapped => &mut r.mapped,
+                Set::Writers => &mut r.writers,
+            }
+        } else {
+            let i = self.wide_index(p, set, n);
+            &mut self.wide[i]
+        };
+        if on {
+            *w |= bit;
+        } else {
+            *w &= !bit;
+        }
+    }
+
+    /// Page `p`'s set `set`.
+    fn set(&self, p: Vpn, set: Set) -> NodeSet {
+        let r = &self.recs[p.idx()];
+        let first = match set {
+            Set::Copies => r.copies,
+            Set::Mapped => r.mapped,
+            Set::Writers => r.writers,
+        };
+        let mut words = [0u64; NodeSet::WORDS];
+        words[0] = first;
+        if self.extra_words > 0 {
+            let at = (p.idx() * 3 + set as usize) * self.extra_words;
+            words[1..=self.extra_words].copy_from_slice(&self.wide[at..at + self.extra_words]);
+        }
+        NodeSet::from_words(&words)
+    }
+
+    /// Replaces page `p`'s set `set` by the single node `n` (or empties it).
+    fn set_only(&mut self, p: Vpn, set: Set, n: Option<NodeId>) {
+        let r = &mut self.recs[p.idx()];
+        let w = match set {
+            Set::Copies => &mut r.copies,
+            Set::Mapped => &mut r.mapped,
+            Set::Writers => &mut r.writers,
+        };
+        *w = 0;
+        if self.extra_words > 0 {
+            let at = (p.idx() * 3 + set as usize) * self.extra_words;
+            self.wide[at..at + self.extra_words].fill(0);
+        }
+        if let Some(n) = n {
+            self.set_bit(p, set, n, true);
+        }
     }
 
     /// The state of page `p`.
-    #[inline]
-    pub fn page(&self, p: Vpn) -> &PageState {
-        &self.pages[p.idx()]
+    pub fn page(&self, p: Vpn) -> PageState {
+        let r = &self.recs[p.idx()];
+        PageState {
+            copies: self.set(p, Set::Copies),
+            home: r.home,
+            mapped: self.set(p, Set::Mapped),
+            writers: self.set(p, Set::Writers),
+            dirty: r.state & DIRTY != 0,
+            mod_history: self.mod_history[p.idx()],
+            written_since_age: r.state & WRITTEN != 0,
+        }
     }
 
-    /// Mutable state of page `p`.
+    /// The node of page `p`'s primary copy (meaningful once placed).
     #[inline]
-    pub(crate) fn page_mut(&mut self, p: Vpn) -> &mut PageState {
-        &mut self.pages[p.idx()]
+    pub fn home(&self, p: Vpn) -> NodeId {
+        self.recs[p.idx()].home
+    }
+
+    /// How many copies page `p` has (0 until placed).
+    #[inline]
+    pub fn copy_count(&self, p: Vpn) -> u32 {
+        (self.recs[p.idx()].state & COPIES_MASK) as u32
+    }
+
+    /// Whether node `n` holds a copy of page `p`.
+    #[inline]
+    pub fn has_copy(&self, p: Vpn, n: NodeId) -> bool {
+        self.has(p, Set::Copies, n)
     }
 
     /// Node `n`'s mapping of page `p`.
-    #[inline]
+    #[inline(always)]
     pub fn mapping(&self, p: Vpn, n: NodeId) -> Mapping {
-        self.mappings[p.idx() * self.nodes + n.idx()]
+        let r = &self.recs[p.idx()];
+        // Writers are a subset of the mapped nodes: the two bits sum to the rights.
+        let rights = if n.0 < 64 {
+            ((r.mapped >> n.0) & 1) + ((r.writers >> n.0) & 1)
+        } else {
+            self.wide_rights(p, n)
+        };
+        let access = match rights {
+            0 => return Mapping::default(),
+            1 => Access::Read,
+            _ => Access::Write,
+        };
+        let target = if r.slot == 0 {
+            r.home
+        } else {
+            self.targets[(r.slot - 1) as usize * self.nodes + n.idx()]
+        };
+        Mapping { target, access }
+    }
+
+    /// The copy node `n`'s mapping of page `p` reaches, if that mapping allows the access
+    /// (`write` or read): the reference path's one look at page state.
+    #[inline(always)]
+    pub(crate) fn reaches(&self, p: Vpn, n: NodeId, write: bool) -> Option<NodeId> {
+        let r = &self.recs[p.idx()];
+        let allowed = if n.0 < 64 {
+            let set = if write { r.writers } else { r.mapped };
+            (set >> n.0) & 1 != 0
+        } else {
+            self.wide_allows(p, n, write)
+        };
+        if !allowed {
+            return None;
+        }
+        Some(if r.slot == 0 {
+            r.home
+        } else {
+            self.targets[(r.slot - 1) as usize * self.nodes + n.idx()]
+        })
+    }
+
+    #[inline(never)]
+    fn wide_allows(&self, p: Vpn, n: NodeId, write: bool) -> bool {
+        self.has(p, if write { Set::Writers } else { Set::Mapped }, n)
+    }
+
+    /// Whether page-table-entry copies are locked or their user runs kept (a policy
+    /// takes entries): only then does a reference look at them.
+    #[inline]
+    pub(crate) fn has_entries(&self) -> bool {
+        !self.pte_locked_until.is_empty()
     }
 
     /// Until when node `n`'s page-table-entry copy for `p` is locked by a daemon.
     #[inline]
     pub fn pte_locked_until(&self, p: Vpn, n: NodeId) -> Ns {
-        self.pte_locked_until[p.idx() * self.nodes + n.idx()]
+        self.pte_locked_until
+            .get(p.idx() * self.nodes + n.idx())
+            .copied()
+            .unwrap_or(Ns::ZERO)
     }
 
+    #[inline]
     pub(crate) fn lock_pte(&mut self, p: Vpn, n: NodeId, until: Ns) {
+        if self.pte_locked_until.is_empty() {
+            self.allocate_pte_locks();
+        }
         let slot = &mut self.pte_locked_until[p.idx() * self.nodes + n.idx()];
         *slot = (*slot).max(until);
     }
 
-    /// Starts keeping the last user run through every page-table-entry copy (only runs
-    /// whose policy takes entry copies need it, so the others pay nothing).
+    #[cold]
+    fn allocate_pte_locks(&mut self) {
+        self.pte_locked_until = vec![Ns::ZERO; self.recs.len() * self.nodes];
+    }
+
+    /// Starts keeping the last user run through every page-table-entry copy, and the
+    /// entries' lock times (only runs whose policy takes entry copies need them, so the
+    /// others pay nothing).
     pub(crate) fn track_user_runs(&mut self) {
-        self.pte_users = vec![UserRun::default(); self.pages.len() * self.nodes];
+        self.pte_users = vec![UserRun::default(); self.recs.len() * self.nodes];
+        self.pte_locked_until = vec![Ns::ZERO; self.recs.len() * self.nodes];
     }
 
     /// Records a run of user references from node `n` to page `p`, when tracked.
@@ -378,31 +613,113 @@ impl Memory {
         self.free_total += 1;
     }
 
+    /// Gives unplaced page `p` its first copy, on node `n` (the frame is the caller's).
+    pub(crate) fn place_copy(&mut self, p: Vpn, n: NodeId) {
+        debug_assert_eq!(self.copy_count(p), 0);
+        self.set_only(p, Set::Copies, Some(n));
+        let r = &mut self.recs[p.idx()];
+        r.home = n;
+        r.state = (r.state & !COPIES_MASK) | 1;
+    }
+
+    /// Moves single-copy page `p`'s copy to node `to` (frames are the caller's); its
+    /// mappings follow it.
+    pub(crate) fn move_copy(&mut self, p: Vpn, to: NodeId) {
+        debug_assert_eq!(self.copy_count(p), 1);
+        self.set_only(p, Set::Copies, Some(to));
+        self.recs[p.idx()].home = to;
+    }
+
+    /// Adds a copy of placed page `p` on node `n` (the frame is the caller's). The page's
+    /// mappings keep their targets: a page that had one copy gets a row of targets.
+    pub(crate) fn add_copy(&mut self, p: Vpn, n: NodeId) {
+        if self.has_copy(p, n) {
+            return;
+        }
+        let r = self.recs[p.idx()];
+        if r.slot == 0 {
+            let row = match self.free_slots.pop() {
+                Some(row) => row as usize,
+                None => {
+                    self.targets
+                        .resize(self.targets.len() + self.nodes, NodeId::default());
+                    self.targets.len() / self.nodes - 1
+                }
+            };
+            self.targets[row * self.nodes..(row + 1) * self.nodes].fill(r.home);
+            self.recs[p.idx()].slot = row as u32 + 1;
+        }
+        self.set_bit(p, Set::Copies, n, true);
+        let r = &mut self.recs[p.idx()];
+        r.state = (r.state & !COPIES_MASK) | ((r.state & COPIES_MASK) + 1);
+    }
+
+    /// Keeps only the copy of page `p` on `keep` (frames are the caller's), which becomes
+    /// its home. The caller has removed every mapping that reached another copy.
+    pub(crate) fn keep_only(&mut self, p: Vpn, keep: NodeId) {
+        self.set_only(p, Set::Copies, Some(keep));
+        let r = &mut self.recs[p.idx()];
+        r.home = keep;
+        r.state = (r.state & !COPIES_MASK) | 1;
+        if r.slot != 0 {
+            self.free_slots.push(r.slot - 1);
+            r.slot = 0;
+        }
+    }
+
+    /// Sets node `n`'s mapping of page `p`; its target must hold a copy.
     pub(crate) fn set_mapping(&mut self, p: Vpn, n: NodeId, m: Mapping) {
-        self.mappings[p.idx() * self.nodes + n.idx()] = m;
-        let page = &mut self.pages[p.idx()];
-        match m.access {
-            Access::None => {
-                page.mapped.remove(n);
-                page.writers.remove(n);
-            }
-            Access::Read => {
-                page.mapped.insert(n);
-                page.writers.remove(n);
-            }
-            Access::Write => {
-                page.mapped.insert(n);
-                page.writers.insert(n);
+        let (mapped, writable) = match m.access {
+            Access::None => (false, false),
+            Access::Read => (true, false),
+            Access::Write => (true, true),
+        };
+        self.set_bit(p, Set::Mapped, n, mapped);
+        self.set_bit(p, Set::Writers, n, writable);
+        if mapped {
+            debug_assert!(self.has_copy(p, m.target), "a mapping reaches a copy");
+            let r = self.recs[p.idx()];
+            if r.slot != 0 {
+                self.targets[(r.slot - 1) as usize * self.nodes + n.idx()] = m.target;
             }
         }
+    }
+
+    /// Whether page `p` was written since it was last replicated or placed.
+    #[inline]
+    pub fn dirty(&self, p: Vpn) -> bool {
+        self.recs[p.idx()].state & DIRTY != 0
+    }
+
+    /// Sets or clears page `p`'s modified state.
+    pub(crate) fn set_dirty(&mut self, p: Vpn, dirty: bool) {
+        let r = &mut self.recs[p.idx()];
+        if dirty {
+            r.state |= DIRTY;
+        } else {
+            r.state &= !DIRTY;
+        }
+    }
+
+    /// Records a write to page `p`: modified, and written since the last aging.
+    #[inline]
+    pub(crate) fn mark_written(&mut self, p: Vpn) {
+        self.recs[p.idx()].state |= DIRTY | WRITTEN;
+    }
+
+    /// Marks page `p` written since the last aging (to set a test's scene).
+    pub(crate) fn set_written_since_age(&mut self, p: Vpn) {
+        self.recs[p.idx()].state |= WRITTEN;
     }
 
     /// Shifts page `p`'s modification history: the most significant bit records whether it
     /// was written since the previous call.
     pub fn age_modifications(&mut self, p: Vpn) {
-        let page = &mut self.pages[p.idx()];
-        page.mod_history = (page.mod_history >> 1) | ((page.written_since_age as u32) << 31);
-        page.written_since_age = false;
+        let r = &mut self.recs[p.idx()];
+        let written = r.state & WRITTEN != 0;
+        r.state &= !WRITTEN;
+        let h = &mut self.mod_history[p.idx()];
+        *h = (*h >> 1) | ((written as u32) << 31);
     }
 }
 
@@ -428,10 +745,104 @@ mod tests {
     }
 
     #[test]
-    fn bytes_needed_counts_every_per_node_table() {
-        let plain = Memory::bytes_needed(100, 4, false);
-        let tracked = Memory::bytes_needed(100, 4, true);
-        assert!(tracked > plain);
-        assert!(plain >= 100 * 4 * (std::mem::size_of::<Mapping>() as u64 + 8));
+    fn bytes_needed_counts_the_entry_tables_only_for_policies_that_take_entries() {
+        let plain = Memory::bytes_needed(100, 4, 64, false, false);
+        let tracked = Memory::bytes_needed(100, 4, 64, true, false);
+        assert!(tracked >= plain + 100 * 4 * 8);
+    }
+
+    #[test]
+    fn a_page_record_fills_half_a_cache_line() {
+        assert_eq!(std::mem::size_of::<PageRec>(), 32);
+        assert_eq!(std::mem::align_of::<PageRec>(), 32);
+    }
+
+    #[test]
+    fn page_state_without_replication_does_not_grow_with_nodes_up_to_64() {
+        assert_eq!(
+            Memory::bytes_needed(1000, 2, 64, false, false) - 8,
+            Memory::bytes_needed(1000, 64, 64, false, false) - 256
+        );
+    }
+
+    #[test]
+    fn nodes_beyond_64_keep_their_copies_and_mappings() {
+        let mut m = Memory::new(2, 1024, 4);
+        let (a, b) = (NodeId(3), NodeId(1000));
+        m.place_copy(Vpn(1), a);
+        m.add_copy(Vpn(1), b);
+        m.set_mapping(
+            Vpn(1),
+            NodeId(700),
+            Mapping {
+                target: b,
+                access: Access::Read,
+            },
+        );
+        m.set_mapping(
+            Vpn(1),
+            b,
+            Mapping {
+                target: b,
+                access: Access::Read,
+            },
+        );
+        let page = m.page(Vpn(1));
+        assert_eq!(page.copies.iter().collect::<Vec<_>>(), vec![a, b]);
+        assert_eq!(page.mapped.iter().collect::<Vec<_>>(), vec![NodeId(700), b]);
+        assert_eq!(m.mapping(Vpn(1), NodeId(700)).target, b);
+        assert_eq!(m.mapping(Vpn(0), NodeId(700)).access, Access::None);
+    }
+
+    #[test]
+    fn mappings_of_a_single_copy_follow_it_when_it_moves() {
+        let mut m = Memory::new(1, 4, 4);
+        m.place_copy(Vpn(0), NodeId(0));
+        m.set_mapping(
+            Vpn(0),
+            NodeId(2),
+            Mapping {
+                target: NodeId(0),
+                access: Access::Write,
+            },
+        );
+        m.move_copy(Vpn(0), NodeId(3));
+        assert_eq!(
+            m.mapping(Vpn(0), NodeId(2)),
+            Mapping {
+                target: NodeId(3),
+                access: Access::Write
+            }
+        );
+    }
+
+    #[test]
+    fn a_replicated_page_keeps_each_mapping_target_until_it_is_single_again() {
+        let mut m = Memory::new(1, 4, 4);
+        m.place_copy(Vpn(0), NodeId(0));
+        m.set_mapping(
+            Vpn(0),
+            NodeId(1),
+            Mapping {
+                target: NodeId(0),
+                access: Access::Read,
+            },
+        );
+        m.add_copy(Vpn(0), NodeId(2));
+        m.set_mapping(
+            Vpn(0),
+            NodeId(3),
+            Mapping {
+                target: NodeId(2),
+                access: Access::Read,
+            },
+        );
+        assert_eq!(m.mapping(Vpn(0), NodeId(1)).target, NodeId(0));
+        assert_eq!(m.mapping(Vpn(0), NodeId(3)).target, NodeId(2));
+        m.set_mapping(Vpn(0), NodeId(1), Mapping::default());
+        m.keep_only(Vpn(0), NodeId(2));
+        assert_eq!(m.copy_count(Vpn(0)), 1);
+        assert_eq!(m.mapping(Vpn(0), NodeId(3)).target, NodeId(2));
+        assert!(m.free_slots.len() == 1, "the target row is reused");
     }
 }

@@ -119,66 +119,128 @@ id_type!(
 );
 
 /// A set of nodes as a bit mask; machines have at most [`NodeSet::CAPACITY`] nodes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// A plain value (128 bytes) for policies and the mechanism's interface; memory keeps the
+/// per-page sets in a compact form of its own (the first 64 nodes inline with the page),
+/// so the width of this type costs nothing per page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct NodeSet(pub u64);
+pub struct NodeSet([u64; NodeSet::WORDS]);
+
+impl Default for NodeSet {
+    fn default() -> NodeSet {
+        NodeSet::EMPTY
+    }
+}
 
 impl NodeSet {
+    /// Words of 64 nodes in a set.
+    pub const WORDS: usize = 16;
     /// The largest number of nodes a set can hold.
-    pub const CAPACITY: usize = 64;
+    pub const CAPACITY: usize = 64 * NodeSet::WORDS;
     /// The empty set.
-    pub const EMPTY: NodeSet = NodeSet(0);
+    pub const EMPTY: NodeSet = NodeSet([0; NodeSet::WORDS]);
 
+    /// The set whose word `i` (nodes `64 i .. 64 i + 63`) is `words[i]`; missing words are empty.
+    #[inline]
+    pub fn from_words(words: &[u64]) -> NodeSet {
+        let mut s = NodeSet::EMPTY;
+        for (d, w) in s.0.iter_mut().zip(words) {
+            *d = *w;
+        }
+        s
+    }
+    /// The set of nodes `0 .. 64` given as a bit mask (bit `i` is node `i`).
+    #[inline]
+    pub fn from_bits(bits: u64) -> NodeSet {
+        NodeSet::from_words(&[bits])
+    }
+    /// Word `i` of the set (nodes `64 i .. 64 i + 63`).
+    #[inline]
+    pub fn word(&self, i: usize) -> u64 {
+        self.0[i]
+    }
     /// A set holding one node.
     #[inline]
     pub fn single(n: NodeId) -> NodeSet {
-        NodeSet(1u64 << n.0)
+        let mut s = NodeSet::EMPTY;
+        s.insert(n);
+        s
     }
     /// Whether `n` is in the set.
     #[inline]
-    pub fn contains(self, n: NodeId) -> bool {
-        self.0 & (1u64 << n.0) != 0
+    pub fn contains(&self, n: NodeId) -> bool {
+        self.0[n.idx() >> 6] & (1u64 << (n.0 & 63)) != 0
     }
     /// Adds `n`.
     #[inline]
     pub fn insert(&mut self, n: NodeId) {
-        self.0 |= 1u64 << n.0;
+        self.0[n.idx() >> 6] |= 1u64 << (n.0 & 63);
     }
     /// Removes `n`.
     #[inline]
     pub fn remove(&mut self, n: NodeId) {
-        self.0 &= !(1u64 << n.0);
+        self.0[n.idx() >> 6] &= !(1u64 << (n.0 & 63));
+    }
+    /// The nodes in both sets.
+    #[inline]
+    pub fn intersection(&self, other: &NodeSet) -> NodeSet {
+        let mut s = *self;
+        for (a, b) in s.0.iter_mut().zip(other.0) {
+            *a &= b;
+        }
+        s
+    }
+    /// The nodes in either set.
+    #[inline]
+    pub fn union(&self, other: &NodeSet) -> NodeSet {
+        let mut s = *self;
+        for (a, b) in s.0.iter_mut().zip(other.0) {
+            *a |= b;
+        }
+        s
     }
     /// Number of nodes in the set.
     #[inline]
-    pub fn len(self) -> u32 {
-        self.0.count_ones()
+    pub fn len(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
     }
     /// Whether the set is empty.
     #[inline]
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
     }
     /// The lowest-numbered node, if any.
     #[inline]
-    pub fn first(self) -> Option<NodeId> {
-        if self.0 == 0 {
-            None
-        } else {
-            Some(NodeId(self.0.trailing_zeros() as u16))
-        }
+    pub fn first(&self) -> Option<NodeId> {
+        self.iter().next()
     }
     /// The nodes in increasing order.
-    pub fn iter(self) -> impl Iterator<Item = NodeId> {
-        let mut bits = self.0;
-        std::iter::from_fn(move || {
-            if bits == 0 {
-                None
-            } else {
-                let n = bits.trailing_zeros();
+    pub fn iter(&self) -> impl Iterator<Item = NodeId> + 'static {
+        let words = self.0;
+        let mut i = 0usize;
+        let mut bits = words[0];
+        std::iter::from_fn(move || loop {
+            if bits != 0 {
+                let n = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                Some(NodeId(n as u16))
+                return Some(NodeId((i * 64 + n) as u16));
             }
+            i += 1;
+            if i >= NodeSet::WORDS {
+                return None;
+            }
+            bits = words[i];
         })
+    }
+}
+
+impl FromIterator<NodeId> for NodeSet {
+    fn from_iter<I: IntoIterator<Item = NodeId>>(it: I) -> NodeSet {
+        let mut s = NodeSet::EMPTY;
+        for n in it {
+            s.insert(n);
+        }
+        s
     }
 }

@@ -13,6 +13,8 @@ use numaplace_core::{Machine, Stats, Vpn};
 fn toy() -> MachineConfig {
     MachineConfig {
         frames_per_node: 8,
+        node_frames: Vec::new(),
+        memory_only_nodes: 0,
         ..toy_machine()
     }
 }
@@ -330,6 +332,8 @@ fn replicas_never_take_the_frames_that_unplaced_pages_need() {
     // for page 2 (touched last), so it is refused and page 2 still finds a home.
     let machine = MachineConfig {
         frames_per_node: 2,
+        node_frames: Vec::new(),
+        memory_only_nodes: 0,
         ..toy_machine()
     };
     let s = run_with(

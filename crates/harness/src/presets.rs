@@ -23,6 +23,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("tc2000", include_str!("../presets/tc2000.toml")),
     ("origin2000", include_str!("../presets/origin2000.toml")),
     ("epyc-2s", include_str!("../presets/epyc-2s.toml")),
+    ("tiered", include_str!("../presets/tiered.toml")),
 ];
 
 /// Preset names.

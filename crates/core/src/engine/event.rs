@@ -167,29 +167,30 @@ impl EventQueue {
 
     #[inline]
     fn sift_down(&mut self, mut i: usize) {
-        let n = self.heap.len();
-        let k = self.heap[i];
+        // On a local slice the compiler knows the length stays put, so the checks of
+        // the indices below fold into the loop's own bounds.
+        let heap = &mut self.heap[..];
+        let n = heap.len();
+        let k = heap[i];
         loop {
             let l = 2 * i + 1;
             if l >= n {
                 break;
             }
-            let c = if l + 1 < n && self.heap[l + 1] < self.heap[l] {
-                l + 1
-            } else {
-                l
-            };
-            if self.heap[c] >= k {
+            let mut c = l;
+            if l + 1 < n && heap[l + 1] < heap[l] {
+                c = l + 1;
+            }
+            let kc = heap[c];
+            if kc >= k {
                 break;
             }
-            self.heap[i] = self.heap[c];
+            heap[i] = kc;
             i = c;
         }
-        self.heap[i] = k;
+        heap[i] = k;
     }
 
-    /// Gives the pending events new sequence numbers from 1 in their order (a run that
-    /// scheduled 2^40 events would otherwise overflow the key's sequence field).
     #[cold]
     fn renumber(&mut self) {
         self.heap.sort_unstable();

@@ -140,6 +140,8 @@ enum Status {
 struct ThreadRt {
     prog: u32,
     local: u32,
+    /// The run's page of its program's page 0.
+    base_vpn: u32,
     proc: Option<ProcId>,
     node: NodeId,
     buf: Vec<Op>,

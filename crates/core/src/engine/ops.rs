@@ -214,11 +214,10 @@ impl Engine {
     #[inline]
     fn global_vpn(&self, tid: u32, local_vpn: Vpn, what: &str) -> Result<(NodeId, Vpn), SimError> {
         let th = &self.threads[tid as usize];
-        let vpn = Vpn(self.progs[th.prog as usize].base_vpn + local_vpn.0);
-        if vpn.idx() >= self.mm.mem.npages() {
-            return Err(outside(tid, local_vpn, what));
+        match th.base_vpn.checked_add(local_vpn.0) {
+            Some(v) if (v as usize) < self.mm.mem.npages() => Ok((th.node, Vpn(v))),
+            _ => Err(outside(tid, local_vpn, what)),
         }
-        Ok((th.node, vpn))
     }
 
     pub(super) fn advise(&mut self, tid: u32, local_vpn: Vpn, now: Ns) -> Result<Ns, SimError> {

@@ -48,7 +48,7 @@ impl Engine {
                 ConfigError::new("workload", format!("{npages} pages are too many")).into(),
             );
         }
-        let frames = machine.config.frames_per_node as u64 * machine.nodes() as u64;
+        let frames = machine.total_frames();
         if npages > frames {
             return Err(ConfigError::new(
                 "machine.frames_per_node",
@@ -91,6 +91,7 @@ impl Engine {
                 threads.push(ThreadRt {
                     prog: pi as u32,
                     local,
+                    base_vpn: p.base_vpn,
                     proc,
                     node: proc.map(|pr| machine.node_of(pr)).unwrap_or(NodeId(0)),
                     buf: Vec::new(),
@@ -172,9 +173,7 @@ impl Engine {
                     }
                     let target = crate::mm::nearest_with_frame(machine, mem, n).unwrap_or(n);
                     if mem.take_first_frame(target) {
-                        let page = mem.page_mut(vpn);
-                        page.copies = crate::types::NodeSet::single(target);
-                        page.home = target;
+                        mem.place_copy(vpn, target);
                     }
                 }
             }
@@ -211,10 +210,10 @@ impl Engine {
                     });
                 }
                 DaemonPlacement::StealOn(n) => {
-                    if n.idx() >= machine.nodes() {
+                    if n.idx() >= machine.nodes() || !machine.has_procs(n) {
                         return Err(ConfigError::new(
                             "policy",
-                            format!("daemon `{}` on node {n}, which does not exist", s.name),
+                            format!("daemon `{}` on node {n}, which has no processors", s.name),
                         )
                         .into());
                     }

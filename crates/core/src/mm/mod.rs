@@ -78,7 +78,22 @@ pub trait Mm {
     fn npages(&self) -> usize;
 
     /// State of page `vpn`.
-    fn page(&self, vpn: Vpn) -> &PageState;
+    fn page(&self, vpn: Vpn) -> PageState;
+
+    /// How many copies `vpn` has (0 until placed).
+    fn copy_count(&self, vpn: Vpn) -> u32 {
+        self.page(vpn).copies.len()
+    }
+
+    /// The node of `vpn`'s primary copy (meaningful once placed).
+    fn home(&self, vpn: Vpn) -> NodeId {
+        self.page(vpn).home
+    }
+
+    /// Whether node `n` holds a copy of `vpn`.
+    fn has_copy(&self, vpn: Vpn, n: NodeId) -> bool {
+        self.page(vpn).copies.contains(n)
+    }
 
     /// Node `n`'s mapping of `vpn`.
     fn mapping(&self, vpn: Vpn, n: NodeId) -> Mapping;
@@ -121,11 +136,16 @@ pub trait Mm {
     /// to the lower node). Derived from [`Mm::page`] and the machine, so every
     /// implementation answers alike.
     fn nearest_copy(&self, vpn: Vpn, n: NodeId) -> Option<NodeId> {
-        let copies = self.page(vpn).copies;
-        if copies.contains(n) {
+        if self.has_copy(vpn, n) {
             return Some(n);
         }
-        copies
+        match self.copy_count(vpn) {
+            0 => return None,
+            1 => return Some(self.home(vpn)),
+            _ => {}
+        }
+        self.page(vpn)
+            .copies
             .iter()
             .min_by_key(|&c| (self.machine().read_ns(n, c), c.0))
     }
@@ -207,6 +227,47 @@ pub trait Mm {
     /// whose run was interrupted is delayed until then.
     fn release_pte(&mut self, hold: PteHold);
 
+    /// A daemon's examine step over `vpn`'s page-table-entry copies on `nodes`, one
+    /// after the other: acquire the copy, read and clear its history into `counts[n]`,
+    /// charge `examine`, release. The same as those calls in sequence; as a provided
+    /// method it is compiled for each mechanism, so a daemon pays one dynamic call per
+    /// page rather than four per entry.
+    fn examine_entries(&mut self, vpn: Vpn, nodes: &[NodeId], examine: Ns, counts: &mut [u32]) {
+        for &n in nodes {
+            let hold = self.acquire_pte(vpn, n);
+            counts[n.idx()] = self.examine_history(vpn, n);
+            self.charge(examine);
+            self.release_pte(hold);
+        }
+    }
+
+    /// Migrates `vpn` to `to` under Holliday's locking protocol: every copy of its entry
+    /// (on `nodes`) is held while the page moves, then each copy is updated (charged
+    /// `update`) and released. A full destination refuses the page, which stays.
+    fn migrate_holding_entries(&mut self, vpn: Vpn, to: NodeId, nodes: &[NodeId], update: Ns) {
+        let mut holds = [None; 64];
+        if nodes.len() > holds.len() {
+            // Many copies: the general form (an allocation, once per migration).
+            let held: Vec<PteHold> = nodes.iter().map(|&n| self.acquire_pte(vpn, n)).collect();
+            let _ = self.migrate(vpn, to);
+            for h in held {
+                self.charge(update);
+                self.release_pte(h);
+            }
+            return;
+        }
+        for (slot, &n) in holds.iter_mut().zip(nodes) {
+            *slot = Some(self.acquire_pte(vpn, n));
+        }
+        let _ = self.migrate(vpn, to);
+        for h in holds.iter_mut().take(nodes.len()) {
+            if let Some(h) = h.take() {
+                self.charge(update);
+                self.release_pte(h);
+            }
+        }
+    }
+
     /// Shifts `vpn`'s aged modification history (see [`Memory::age_modifications`]).
     fn age_modifications(&mut self, vpn: Vpn);
 
@@ -233,6 +294,8 @@ pub fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
         nodes,
         procs_per_node: 1,
         frames_per_node: 64,
+        node_frames: Vec::new(),
+        memory_only_nodes: 0,
         page_size_bytes: 64,
         word_size_bytes: 4,
         topology: Topology::Uniform,

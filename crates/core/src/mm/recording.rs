@@ -105,9 +105,9 @@ impl Recording {
         &mut self.sys.hist
     }
 
-    /// A page's state, to set the scene (e.g. mark it written since the last aging).
-    pub fn page_mut(&mut self, vpn: Vpn) -> &mut PageState {
-        self.sys.mem.page_mut(vpn)
+    /// Marks a page written since the last aging, to set the scene.
+    pub fn mark_written_since_age(&mut self, vpn: Vpn) {
+        self.sys.mem.set_written_since_age(vpn)
     }
 
     /// Gives the double hardware page counters (every page in program 0), to set the
@@ -164,8 +164,17 @@ impl Mm for Recording {
     fn npages(&self) -> usize {
         self.sys.mem.npages()
     }
-    fn page(&self, vpn: Vpn) -> &PageState {
+    fn page(&self, vpn: Vpn) -> PageState {
         self.sys.mem.page(vpn)
+    }
+    fn copy_count(&self, vpn: Vpn) -> u32 {
+        self.sys.mem.copy_count(vpn)
+    }
+    fn home(&self, vpn: Vpn) -> NodeId {
+        self.sys.mem.home(vpn)
+    }
+    fn has_copy(&self, vpn: Vpn, n: NodeId) -> bool {
+        self.sys.mem.has_copy(vpn, n)
     }
     fn mapping(&self, vpn: Vpn, n: NodeId) -> Mapping {
         self.sys.mem.mapping(vpn, n)

@@ -78,10 +78,19 @@ impl Mm for SimMm<'_> {
     }
 
     #[inline]
-    fn page(&self, vpn: Vpn) -> &PageState {
+    fn page(&self, vpn: Vpn) -> PageState {
         self.mem.page(vpn)
     }
 
+    fn copy_count(&self, vpn: Vpn) -> u32 {
+        self.mem.copy_count(vpn)
+    }
+    fn home(&self, vpn: Vpn) -> NodeId {
+        self.mem.home(vpn)
+    }
+    fn has_copy(&self, vpn: Vpn, n: NodeId) -> bool {
+        self.mem.has_copy(vpn, n)
+    }
     #[inline]
     fn mapping(&self, vpn: Vpn, n: NodeId) -> Mapping {
         self.mem.mapping(vpn, n)
@@ -122,16 +131,14 @@ impl Mm for SimMm<'_> {
     }
 
     fn place(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
-        if !self.mem.page(vpn).copies.is_empty() {
+        if self.mem.copy_count(vpn) != 0 {
             return Err(ActionError::AlreadyPlaced);
         }
         if !self.mem.take_first_frame(n) {
             self.stats.events.refused += 1;
             return Err(ActionError::NoFrame(n));
         }
-        let p = self.mem.page_mut(vpn);
-        p.copies = NodeSet::single(n);
-        p.home = n;
+        self.mem.place_copy(vpn, n);
         Ok(())
     }
 
@@ -155,11 +162,10 @@ impl Mm for SimMm<'_> {
         target: NodeId,
         access: Access,
     ) -> Result<(), ActionError> {
-        let page = self.mem.page(vpn);
-        if !page.copies.contains(target) {
+        if !self.mem.has_copy(vpn, target) {
             return Err(ActionError::NoCopy(target));
         }
-        if access == Access::Write && page.copies.len() > 1 {
+        if access == Access::Write && self.mem.copy_count(vpn) > 1 {
             return Err(ActionError::Replicated);
         }
         self.mem.set_mapping(vpn, n, Mapping { target, access });
@@ -167,7 +173,7 @@ impl Mm for SimMm<'_> {
     }
 
     fn invalidate_mappings(&mut self, vpn: Vpn, nodes: NodeSet) {
-        let hit = NodeSet(nodes.0 & self.mem.page(vpn).mapped.0);
+        let hit = nodes.intersection(&self.mem.page(vpn).mapped);
         for n in hit.iter() {
             self.mem.set_mapping(vpn, n, Mapping::default());
         }
@@ -191,14 +197,12 @@ impl Mm for SimMm<'_> {
     }
 
     fn migrate(&mut self, vpn: Vpn, to: NodeId) -> Result<(), ActionError> {
-        let page = self.mem.page(vpn);
-        if page.copies.is_empty() {
-            return Err(ActionError::NotPlaced);
+        match self.mem.copy_count(vpn) {
+            0 => return Err(ActionError::NotPlaced),
+            1 => {}
+            _ => return Err(ActionError::Replicated),
         }
-        if page.copies.len() > 1 {
-            return Err(ActionError::Replicated);
-        }
-        let from = page.home;
+        let from = self.mem.home(vpn);
         if from == to {
             return Ok(());
         }
@@ -214,22 +218,10 @@ impl Mm for SimMm<'_> {
         self.cost += Ns(self.machine.costs().migrate_fixed_ns);
         let t = self.block_transfer(from, to);
         self.cost += t;
-        let mapped = self.mem.page(vpn).mapped;
-        for n in mapped.iter() {
-            let m = self.mem.mapping(vpn, n);
-            self.mem.set_mapping(
-                vpn,
-                n,
-                Mapping {
-                    target: to,
-                    access: m.access,
-                },
-            );
-        }
-        self.charge_shootdowns(mapped);
-        let p = self.mem.page_mut(vpn);
-        p.copies = NodeSet::single(to);
-        p.home = to;
+        // Every mapping is redirected to the moved copy (a single copy's mappings reach
+        // its home), each node interrupted.
+        self.mem.move_copy(vpn, to);
+        self.charge_shootdowns(self.mem.page(vpn).mapped);
         self.stats.events.migrations += 1;
         if let Some(r) = self.stats.page(vpn) {
             r.migrations += 1;
@@ -238,11 +230,10 @@ impl Mm for SimMm<'_> {
     }
 
     fn replicate(&mut self, vpn: Vpn, to: NodeId) -> Result<(), ActionError> {
-        let page = self.mem.page(vpn);
-        if page.copies.is_empty() {
+        if self.mem.copy_count(vpn) == 0 {
             return Err(ActionError::NotPlaced);
         }
-        if page.copies.contains(to) {
+        if self.mem.has_copy(vpn, to) {
             return Ok(());
         }
         let src = self.nearest_copy(vpn, to).ok_or(ActionError::NotPlaced)?;
@@ -254,9 +245,8 @@ impl Mm for SimMm<'_> {
         self.cost += Ns(self.machine.costs().replicate_fixed_ns);
         let t = self.block_transfer(src, to);
         self.cost += t;
-        let p = self.mem.page_mut(vpn);
-        p.copies.insert(to);
-        p.dirty = false;
+        self.mem.add_copy(vpn, to);
+        self.mem.set_dirty(vpn, false);
         self.stats.events.replications += 1;
         if let Some(r) = self.stats.page(vpn) {
             r.replications += 1;
@@ -288,9 +278,7 @@ impl Mm for SimMm<'_> {
             .coherency_fault_fixed_ns
             .saturating_add(c.coherency_per_copy_ns.saturating_mul(dropped.len() as u64)));
         self.charge_shootdowns(stale);
-        let p = self.mem.page_mut(vpn);
-        p.copies = NodeSet::single(keep);
-        p.home = keep;
+        self.mem.keep_only(vpn, keep);
         self.stats.events.coherency_faults += 1;
         if let Some(r) = self.stats.page(vpn) {
             r.coherency_faults += 1;

@@ -49,7 +49,12 @@ impl MemSystem {
     ) -> MemSystem {
         let nodes = machine.nodes();
         MemSystem {
-            mem: Memory::new(npages, nodes, machine.config.frames_per_node),
+            mem: Memory::with_frames(
+                npages,
+                &(0..nodes as u16)
+                    .map(|n| machine.frames(NodeId(n)))
+                    .collect::<Vec<_>>(),
+            ),
             hist: RefHistory::new(history, npages, nodes),
             modules: vec![Ns::ZERO; nodes],
             fault_busy: vec![Ns::ZERO; npages],
@@ -95,50 +100,27 @@ impl MemSystem {
         count: u32,
         now: Ns,
     ) -> Result<Ns, Unresolved> {
-        let needed = if write { Access::Write } else { Access::Read };
         let mut t = now;
-        let mut m = self.mem.mapping(vpn, node);
-        if m.access < needed {
-            // Faults on one page serialise on its fault handler (PLATINUM's Cpage lock):
-            // a fault arriving while another is handled waits, then finds the page as
-            // the earlier fault left it.
-            let busy = self.fault_busy[vpn.idx()];
-            if busy > t {
-                let wait = busy - t;
-                ts.fault_wait_ns += wait.0;
-                if let Some(r) = stats.pages.get_mut(vpn.idx()) {
-                    r.contended_faults += 1;
-                    r.fault_wait_ns += wait.0;
-                }
-                t = busy;
-                m = self.mem.mapping(vpn, node);
+        let target = match self.mem.reaches(vpn, node, write) {
+            Some(target) => target,
+            None => {
+                let (end, target) =
+                    self.fault_path(policy, stats, ts, tid, node, vpn, write, now)?;
+                t = end;
+                target
             }
-        }
-        if m.access < needed {
-            let cost = self.fault(policy, stats, tid, node, vpn, write, t);
-            t += cost;
-            self.fault_busy[vpn.idx()] = t;
-            m = self.mem.mapping(vpn, node);
-            if m.access < needed {
-                return Err(Unresolved);
+        };
+        if self.mem.has_entries() {
+            let locked = self.mem.pte_locked_until(vpn, node);
+            if locked > t {
+                ts.pte_wait_ns += (locked - t).0;
+                t = locked;
             }
-            stats.events.faults += 1;
-            ts.faults += 1;
-            ts.fault_ns += cost.0;
-            if let Some(r) = stats.pages.get_mut(vpn.idx()) {
-                r.faults += 1;
-                r.fault_ns += cost.0;
-            }
-        }
-        let locked = self.mem.pte_locked_until(vpn, node);
-        if locked > t {
-            ts.pte_wait_ns += (locked - t).0;
-            t = locked;
         }
         let costs = self.machine.costs();
-        let (per_word, class) = if m.target == node {
+        let (per_word, class) = if target == node {
             match costs.cached_read_ns {
-                Some(c) if !write && self.mem.page(vpn).copies.len() > 1 => (c, RefClass::Cached),
+                Some(c) if !write && self.mem.copy_count(vpn) > 1 => (c, RefClass::Cached),
                 _ => (
                     if write {
                         costs.local_write_ns
@@ -149,12 +131,12 @@ impl MemSystem {
                 ),
             }
         } else if write {
-            (self.machine.write_ns(node, m.target), RefClass::Remote)
+            (self.machine.write_ns(node, target), RefClass::Remote)
         } else {
-            (self.machine.read_ns(node, m.target), RefClass::Remote)
+            (self.machine.read_ns(node, target), RefClass::Remote)
         };
         if self.machine.config.contention && class != RefClass::Cached {
-            let busy = &mut self.modules[m.target.idx()];
+            let busy = &mut self.modules[target.idx()];
             let start = t.max(*busy);
             ts.contention_wait_ns += (start - t).0;
             *busy = start + Ns(costs.module_service_ns.saturating_mul(count as u64));
@@ -163,16 +145,18 @@ impl MemSystem {
         let start = t;
         // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
         t += Ns(per_word.saturating_mul(count as u64));
-        self.mem.record_user_run(
-            vpn,
-            node,
-            UserRun {
-                thread: tid,
-                start,
-                end: t,
-                per_access: Ns(per_word),
-            },
-        );
+        if self.mem.has_entries() {
+            self.mem.record_user_run(
+                vpn,
+                node,
+                UserRun {
+                    thread: tid,
+                    start,
+                    end: t,
+                    per_access: Ns(per_word),
+                },
+            );
+        }
         ts.refs.add(class, count as u64);
         stats.refs.add(class, count as u64);
         if let Some(r) = stats.pages.get_mut(vpn.idx()) {
@@ -180,16 +164,62 @@ impl MemSystem {
         }
         self.hist.record(vpn, node, count);
         if let Some(c) = &mut self.counters {
-            if c.record(vpn, node, m.target, count) {
+            if c.record(vpn, node, target, count) {
                 t += self.counter_interrupt(policy, stats, node, vpn, t);
             }
         }
         if write {
-            let p = self.mem.page_mut(vpn);
-            p.dirty = true;
-            p.written_since_age = true;
+            self.mem.mark_written(vpn);
         }
         Ok(t)
+    }
+
+    /// A reference whose mapping does not allow it: waits for a fault in progress on
+    /// the page, faults into the policy, and returns when the fault ends and the copy
+    /// the new mapping reaches.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn fault_path(
+        &mut self,
+        policy: &mut dyn Policy,
+        stats: &mut Stats,
+        ts: &mut ThreadStats,
+        tid: u32,
+        node: NodeId,
+        vpn: Vpn,
+        write: bool,
+        now: Ns,
+    ) -> Result<(Ns, NodeId), Unresolved> {
+        let mut t = now;
+        // Faults on one page serialise on its fault handler (PLATINUM's Cpage lock):
+        // a fault arriving while another is handled waits, then finds the page as
+        // the earlier fault left it.
+        let busy = self.fault_busy[vpn.idx()];
+        if busy > t {
+            let wait = busy - t;
+            ts.fault_wait_ns += wait.0;
+            if let Some(r) = stats.pages.get_mut(vpn.idx()) {
+                r.contended_faults += 1;
+                r.fault_wait_ns += wait.0;
+            }
+            t = busy;
+            if let Some(target) = self.mem.reaches(vpn, node, write) {
+                return Ok((t, target));
+            }
+        }
+        let cost = self.fault(policy, stats, tid, node, vpn, write, t);
+        t += cost;
+        self.fault_busy[vpn.idx()] = t;
+        let target = self.mem.reaches(vpn, node, write).ok_or(Unresolved)?;
+        stats.events.faults += 1;
+        ts.faults += 1;
+        ts.fault_ns += cost.0;
+        if let Some(r) = stats.pages.get_mut(vpn.idx()) {
+            r.faults += 1;
+            r.fault_ns += cost.0;
+        }
+        Ok((t, target))
     }
 
     /// Hands a fault to `policy`, completes what it left undone with the default

@@ -407,11 +407,12 @@ impl Policy for DunxPolicy {
         }
     }
 
-    fn daemons(&self, _machine: &Machine) -> Vec<DaemonSpec> {
+    fn daemons(&self, machine: &Machine) -> Vec<DaemonSpec> {
+        // A memory-only node's scanner runs on the nearest node with processors.
         (0..self.nodes)
             .map(|n| DaemonSpec {
                 name: format!("scanner-{n}"),
-                placement: DaemonPlacement::StealOn(NodeId(n)),
+                placement: DaemonPlacement::StealOn(machine.nearest_with_procs(NodeId(n))),
                 first_wake: Ns(self.config.scan_delay_ns),
             })
             .collect()

@@ -71,6 +71,10 @@ impl Policy for Foresight {
         "foresight"
     }
 
+    fn replicates(&self) -> bool {
+        false
+    }
+
     fn acquires_ptes(&self) -> bool {
         true
     }

@@ -149,17 +149,11 @@ impl HollidayDaemon {
         for c in self.counts.iter_mut() {
             *c = 0;
         }
-        for &n in &self.copies {
-            let hold = ctx.acquire_pte(vpn, n);
-            self.counts[n.idx()] = ctx.examine_history(vpn, n);
-            ctx.charge(examine);
-            ctx.release_pte(hold);
-        }
-        let page = ctx.page(vpn);
-        if page.copies.len() != 1 {
+        ctx.examine_entries(vpn, &self.copies, examine, &mut self.counts);
+        if ctx.copy_count(vpn) != 1 {
             return;
         }
-        let home = page.home;
+        let home = ctx.home(vpn);
         // The most referencing node, the lowest-numbered among equals.
         let (best, &top) = self
             .counts
@@ -176,6 +170,10 @@ impl HollidayDaemon {
 impl Policy for HollidayDaemon {
     fn name(&self) -> &'static str {
         "holliday-daemon"
+    }
+
+    fn replicates(&self) -> bool {
+        false
     }
 
     fn history(&self) -> HistoryMode {
@@ -267,13 +265,7 @@ pub(crate) fn page_table_copies(ctx: &dyn Mm) -> Vec<NodeId> {
 /// held while the page moves and each copy is updated.
 pub(crate) fn locked_migrate(ctx: &mut dyn Mm, vpn: Vpn, to: NodeId, copies: &[NodeId]) {
     let update = Ns(ctx.machine().costs().pte_examine_ns);
-    let holds: Vec<_> = copies.iter().map(|&n| ctx.acquire_pte(vpn, n)).collect();
-    // A full destination refuses the page; it stays where it is.
-    let _ = ctx.migrate(vpn, to);
-    for h in holds {
-        ctx.charge(update);
-        ctx.release_pte(h);
-    }
+    ctx.migrate_holding_entries(vpn, to, copies, update);
 }
 
 /// Splits pages `0..pages` into `k` contiguous partitions whose sizes differ by at most one.

@@ -111,6 +111,14 @@ pub trait Policy {
         false
     }
 
+    /// Whether the policy may give a page more than one copy. Replicated pages keep a
+    /// row of per-node mapping targets while they have copies; the run's memory estimate
+    /// counts the most rows that can exist only for policies that may replicate (the
+    /// conservative default).
+    fn replicates(&self) -> bool {
+        true
+    }
+
     /// Bytes of per-page state the policy allocates in `init` (for the run's memory
     /// estimate, which is checked before anything is allocated).
     fn state_bytes_per_page(&self) -> u64 {
@@ -191,15 +199,14 @@ pub trait Policy {
 /// faulting node (first touch), resolve a write to a replicated page by the coherency
 /// protocol, and map the nearest copy with the rights the access needs.
 pub fn default_fault(ctx: &mut dyn Mm, f: Fault) {
-    let page = ctx.page(f.vpn);
-    if page.copies.is_empty() {
+    if ctx.copy_count(f.vpn) == 0 {
         ctx.place_near(f.vpn, f.node);
     }
-    if f.write && ctx.page(f.vpn).copies.len() > 1 {
-        let keep = if ctx.page(f.vpn).copies.contains(f.node) {
+    if f.write && ctx.copy_count(f.vpn) > 1 {
+        let keep = if ctx.has_copy(f.vpn, f.node) {
             f.node
         } else {
-            ctx.page(f.vpn).home
+            ctx.home(f.vpn)
         };
         ctx.coherency_fault(f.vpn, keep);
     }

@@ -115,6 +115,10 @@ impl Policy for StaticPolicy {
         "static"
     }
 
+    fn replicates(&self) -> bool {
+        false
+    }
+
     fn initial_placement(
         &mut self,
         _machine: &Machine,

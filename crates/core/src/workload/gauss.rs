@@ -414,6 +414,8 @@ mod tests {
             nodes,
             procs_per_node: 1,
             frames_per_node: 4096,
+            node_frames: Vec::new(),
+            memory_only_nodes: 0,
             page_size_bytes: 4096,
             word_size_bytes: 4,
             topology: Topology::Uniform,

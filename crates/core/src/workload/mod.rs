@@ -8,6 +8,7 @@
 pub mod background;
 pub mod backprop;
 pub mod gauss;
+pub mod gups;
 pub mod jacobi;
 pub mod matvec;
 pub mod matvec_sparse;

@@ -15,6 +15,10 @@ pub fn small(kind: &str) -> Vec<String> {
         "nas-cg" => &["workload.n=512", "workload.iterations=1"],
         "nas-ft" => &["workload.n=32", "workload.iterations=1"],
         "background" => &["workload.jobs=2", "workload.bursts_per_job=3"],
+        "gups" => &[
+            "workload.updates=2000",
+            "workload.working_set_bytes=1048576",
+        ],
         _ => &[],
     };
     let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

@@ -116,7 +116,7 @@ fn a_write_fault_on_a_remote_page_migrates_it_and_invalidates_the_other_mappings
     rec.now = Ns(7_000);
     rec.clear();
     fault(&mut policy, &mut rec, 1, 0, true);
-    let others: NodeSet = NodeSet(0b101);
+    let others: NodeSet = NodeSet::from_bits(0b101);
     assert_eq!(
         rec.actions(),
         [
@@ -137,7 +137,7 @@ fn a_read_fault_on_a_recently_modified_page_migrates_it() {
     };
     let (mut policy, mut rec) = setup(2, 8, 1, cfg);
     on_node0(&mut rec);
-    rec.page_mut(Vpn(0)).written_since_age = true;
+    rec.mark_written_since_age(Vpn(0));
     rec.age_modifications(Vpn(0));
     rec.clear();
     fault(&mut policy, &mut rec, 1, 0, false);
@@ -381,10 +381,10 @@ fn a_recently_modified_frozen_page_is_defrosted_by_invalidating_all_its_mappings
     };
     let (mut policy, mut rec) = setup(2, 8, 1, cfg);
     frozen(&mut policy, &mut rec);
-    rec.page_mut(Vpn(0)).written_since_age = true;
+    rec.mark_written_since_age(Vpn(0));
     rec.clear();
     scan(&mut policy, &mut rec, 1, SCAN); // ages the write in, then checks
-    let all = NodeSet(0b11);
+    let all = NodeSet::from_bits(0b11);
     assert!(rec
         .actions()
         .contains(&Action::InvalidateMappings(Vpn(0), all)));

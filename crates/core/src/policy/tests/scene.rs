@@ -13,6 +13,8 @@ use crate::types::{NodeId, ThreadId, Vpn};
 pub(crate) fn recording(nodes: u16, frames: u32, npages: usize, history: HistoryMode) -> Recording {
     let machine = Machine::new(MachineConfig {
         frames_per_node: frames,
+        node_frames: Vec::new(),
+        memory_only_nodes: 0,
         ..test_machine_config(nodes)
     })
     .unwrap();

@@ -1,0 +1,393 @@
+//! `gups`: random read-modify-write updates with a hot set, the benchmark of tiered-memory
+//! managers (HeMem, SOSP 2021, and its memory simulator `memsim`).
+//!
+//! Each thread performs `updates` updates. An update picks an element of `elem_bytes`
+//! bytes, with probability `hot_probability` uniformly from the hot set (`hot_set_bytes`
+//! bytes from `hot_set_start_bytes`) and otherwise uniformly from the whole working set,
+//! reads it, writes it back, and spends `compute_ns_per_update` of program time (memsim
+//! charges 100 ns per update). These are all of memsim's GUPS parameters and those of
+//! HeMem's `gups` benchmark (threads, updates, element size, working set, hot set), so the
+//! same configuration runs in both (BENCHMARKS.md).
+//!
+//! What it leaves out: caches and the TLB (memsim charges a page walk on every TLB miss;
+//! numaplace models memory, not address translation), and the benchmark's own
+//! initialisation pass (pages are placed at their first touch, or at time 0 by a static
+//! policy). The random stream is the program's input: it depends on the workload's
+//! `seed`, not on the run's, and each thread draws from a stream of its own.
+//!
+//! Operations are generated a chunk at a time, so a run of any length holds a few
+//! thousand operations per thread.
+
+use super::{Op, Program};
+use crate::error::ConfigError;
+use crate::estimate::Footprint;
+use crate::fields::Fields;
+use crate::machine::Machine;
+use crate::memory::{ArrayId, Layout};
+use crate::types::{Ns, Vpn};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+
+/// Parameters of `gups`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Fields)]
+#[serde(default, deny_unknown_fields)]
+pub struct GupsConfig {
+    /// Threads. Default 1 (memsim's GUPS runs one).
+    #[field(min = 1, max = crate::estimate::MAX_THREADS)]
+    pub threads: u32,
+    /// Updates per thread. Default 10,000,000 (memsim's count per phase).
+    #[field(min = 1, max = 1_000_000_000_000u64)]
+    pub updates: u64,
+    /// Size of one element, the unit of an update. Default 8.
+    #[field(min = 1, max = 1_048_576, unit = "bytes")]
+    pub elem_bytes: u64,
+    /// The working set. Default 1 GiB.
+    #[field(min = 1, max = 1_125_899_906_842_624u64, unit = "bytes")]
+    pub working_set_bytes: u64,
+    /// The hot set; default a tenth of the working set.
+    #[field(min = 1, max = 1_125_899_906_842_624u64, unit = "bytes")]
+    pub hot_set_bytes: Option<u64>,
+    /// Where the hot set starts in the working set. Default 0 (memsim's first phase; its
+    /// second phase moves the hot set to the end of the working set).
+    #[field(min = 0, max = 1_125_899_906_842_624u64, unit = "bytes")]
+    pub hot_set_start_bytes: u64,
+    /// Probability that an update goes to the hot set. Default 0.9.
+    #[field(min = 0.0, max = 1.0)]
+    pub hot_probability: f64,
+    /// Program time per update. Default 100 ns (memsim).
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    pub compute_ns_per_update: u64,
+    /// Seed of the program's random stream. Default 1.
+    #[field(min = 0)]
+    pub seed: u64,
+}
+
+impl Default for GupsConfig {
+    fn default() -> Self {
+        GupsConfig {
+            threads: 1,
+            updates: 10_000_000,
+            elem_bytes: 8,
+            working_set_bytes: 1 << 30,
+            hot_set_bytes: None,
+            hot_set_start_bytes: 0,
+            hot_probability: 0.9,
+            compute_ns_per_update: 100,
+            seed: 1,
+        }
+    }
+}
+
+impl crate::registry::Describe for GupsConfig {
+    const KIND: &'static str = "gups";
+    const DESCRIPTION: &'static str =
+        "random read-modify-write updates, a share of them to a hot set (HeMem's GUPS and memsim)";
+}
+
+impl crate::workload::WorkloadParams for GupsConfig {
+    fn footprint(&self, machine: &Machine) -> Result<Footprint, ConfigError> {
+        Gups::footprint(self, machine)
+    }
+    fn build(
+        &self,
+        machine: &Machine,
+    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+        Ok(vec![Box::new(Gups::new(self, machine)?)])
+    }
+}
+
+inventory::submit!(crate::workload::WorkloadEntry::of::<GupsConfig>());
+
+/// Updates generated per call for one thread.
+const CHUNK: u64 = 1024;
+
+/// One thread's place in its stream.
+#[derive(Debug)]
+struct Stream {
+    left: u64,
+    rng: Pcg64Mcg,
+}
+
+/// The validated plan: elements and the hot range, in elements.
+struct Plan {
+    layout: Layout,
+    data: ArrayId,
+    pages: u64,
+    elems: u64,
+    hot_first: u64,
+    hot_len: u64,
+    /// References of one read or write of an element.
+    words: u64,
+    ops_per_update: u64,
+}
+
+/// The program.
+#[derive(Debug)]
+pub struct Gups {
+    layout: Layout,
+    data: ArrayId,
+    page_size: u64,
+    elem_bytes: u64,
+    elems: u64,
+    hot_first: u64,
+    hot_len: u64,
+    hot_probability: f64,
+    words: u32,
+    compute: Ns,
+    streams: Vec<Stream>,
+}
+
+impl Gups {
+    fn plan(c: &GupsConfig, machine: &Machine) -> Result<Plan, ConfigError> {
+        c.check_ranges("workload")?;
+        if c.working_set_bytes < c.elem_bytes {
+            return Err(ConfigError::new(
+                "workload.working_set_bytes",
+                format!(
+                    "{} bytes hold no element of {} bytes",
+                    c.working_set_bytes, c.elem_bytes
+                ),
+            ));
+        }
+        let elems = c.working_set_bytes / c.elem_bytes;
+        let hot_bytes = c
+            .hot_set_bytes
+            .unwrap_or(c.working_set_bytes / 10)
+            .max(c.elem_bytes);
+        if c.hot_set_start_bytes.saturating_add(hot_bytes) > c.working_set_bytes {
+            return Err(ConfigError::new(
+                "workload.hot_set_bytes",
+                format!(
+                    "a hot set of {hot_bytes} bytes from byte {} ends past the working set of {} bytes",
+                    c.hot_set_start_bytes, c.working_set_bytes
+                ),
+            ));
+        }
+        let hot_first = c.hot_set_start_bytes / c.elem_bytes;
+        let hot_len = (hot_bytes / c.elem_bytes).clamp(1, elems - hot_first);
+        let ps = machine.page_size();
+        let mut layout = Layout::new();
+        let data = layout.alloc("data", elems, c.elem_bytes, ps);
+        let pages = layout.pages_checked(ps, "workload.working_set_bytes")?;
+        let words = c.elem_bytes.div_ceil(machine.config.word_size_bytes);
+        if words > u32::MAX as u64 {
+            return Err(ConfigError::new(
+                "workload.elem_bytes",
+                "too many words per element",
+            ));
+        }
+        let ops_per_update = 2 + u64::from(c.compute_ns_per_update > 0);
+        Ok(Plan {
+            layout,
+            data,
+            pages,
+            elems,
+            hot_first,
+            hot_len,
+            words,
+            ops_per_update,
+        })
+    }
+
+    /// What the program needs, from its parameters alone.
+    pub fn footprint(c: &GupsConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
+        let p = Self::plan(c, machine)?;
+        Ok(Footprint {
+            pages: p.pages,
+            threads: c.threads,
+            ops: (c.threads as u64)
+                .saturating_mul(c.updates)
+                .saturating_mul(p.ops_per_update),
+            buffered_ops: CHUNK * p.ops_per_update,
+            bytes: (c.threads as u64).saturating_mul(std::mem::size_of::<Stream>() as u64),
+            iterations: 0,
+            size_field: "workload.working_set_bytes",
+            ops_field: "workload.updates",
+        })
+    }
+
+    /// Builds the program for `machine`.
+    pub fn new(c: &GupsConfig, machine: &Machine) -> Result<Self, ConfigError> {
+        let p = Self::plan(c, machine)?;
+        let streams = (0..c.threads)
+            .map(|t| Stream {
+                left: c.updates,
+                // One stream per thread, all from the workload's seed.
+                rng: Pcg64Mcg::seed_from_u64(
+                    c.seed ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                ),
+            })
+            .collect();
+        Ok(Gups {
+            layout: p.layout,
+            data: p.data,
+            page_size: machine.page_size(),
+            elem_bytes: c.elem_bytes,
+            elems: p.elems,
+            hot_first: p.hot_first,
+            hot_len: p.hot_len,
+            hot_probability: c.hot_probability,
+            words: p.words as u32,
+            compute: Ns(c.compute_ns_per_update),
+            streams,
+        })
+    }
+}
+
+impl Program for Gups {
+    fn name(&self) -> &str {
+        "gups"
+    }
+    fn threads(&self) -> u32 {
+        self.streams.len() as u32
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &[]
+    }
+    fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
+        let base = self.layout.array(self.data).base;
+        let s = &mut self.streams[t as usize];
+        let n = s.left.min(CHUNK);
+        s.left -= n;
+        for _ in 0..n {
+            let i = if s.rng.gen::<f64>() < self.hot_probability {
+                self.hot_first + s.rng.gen_range(0..self.hot_len)
+            } else {
+                s.rng.gen_range(0..self.elems)
+            };
+            let vpn = Vpn(((base + i * self.elem_bytes) / self.page_size) as u32);
+            // The element's words are counted on the page of its first byte.
+            out.push(Op::Ref {
+                vpn,
+                write: false,
+                count: self.words,
+            });
+            out.push(Op::Ref {
+                vpn,
+                write: true,
+                count: self.words,
+            });
+            if self.compute > Ns::ZERO {
+                out.push(Op::Compute(self.compute));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::test_machine_config;
+
+    fn machine() -> Machine {
+        Machine::new(test_machine_config(2)).unwrap()
+    }
+
+    fn small() -> GupsConfig {
+        GupsConfig {
+            updates: 5000,
+            working_set_bytes: 64 * 100,
+            ..GupsConfig::default()
+        }
+    }
+
+    fn pages_touched(c: &GupsConfig) -> Vec<u64> {
+        let m = machine();
+        let mut g = Gups::new(c, &m).unwrap();
+        let mut counts = vec![0u64; 100];
+        let mut out = Vec::new();
+        loop {
+            out.clear();
+            g.next_ops(0, &[true], &mut out);
+            if out.is_empty() {
+                break;
+            }
+            for op in &out {
+                if let Op::Ref {
+                    vpn, write: false, ..
+                } = op
+                {
+                    counts[vpn.idx()] += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn every_update_reads_then_writes_one_element_and_computes() {
+        let m = machine();
+        let mut g = Gups::new(&small(), &m).unwrap();
+        let mut out = Vec::new();
+        g.next_ops(0, &[true], &mut out);
+        assert_eq!(out.len() as u64, CHUNK * 3);
+        match (out[0], out[1], out[2]) {
+            (
+                Op::Ref {
+                    vpn: a,
+                    write: false,
+                    count: 2,
+                },
+                Op::Ref {
+                    vpn: b,
+                    write: true,
+                    count: 2,
+                },
+                Op::Compute(Ns(100)),
+            ) => assert_eq!(a, b),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_thread_stops_after_its_updates() {
+        let m = machine();
+        let c = GupsConfig {
+            updates: 1500,
+            ..small()
+        };
+        let mut g = Gups::new(&c, &m).unwrap();
+        let mut total = 0;
+        let mut out = Vec::new();
+        loop {
+            out.clear();
+            g.next_ops(0, &[true], &mut out);
+            if out.is_empty() {
+                break;
+            }
+            total += out.len();
+        }
+        assert_eq!(total, 1500 * 3);
+    }
+
+    #[test]
+    fn the_hot_set_gets_its_share_of_updates() {
+        // Hot set: the first 10 of 100 pages, 90% of updates plus its share of the rest.
+        let counts = pages_touched(&small());
+        let hot: u64 = counts[..10].iter().sum();
+        let share = hot as f64 / 5000.0;
+        assert!((share - 0.91).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn a_hot_set_past_the_working_set_is_refused_naming_the_field() {
+        let c = GupsConfig {
+            hot_set_start_bytes: 64 * 95,
+            hot_set_bytes: Some(64 * 10),
+            ..small()
+        };
+        let e = Gups::new(&c, &machine()).unwrap_err();
+        assert_eq!(e.field, "workload.hot_set_bytes");
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_stream_and_another_a_different_one() {
+        let a = pages_touched(&small());
+        assert_eq!(a, pages_touched(&small()));
+        assert_ne!(a, pages_touched(&GupsConfig { seed: 2, ..small() }));
+    }
+}

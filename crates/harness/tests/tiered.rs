@@ -1,0 +1,86 @@
+//! Tiered memory: nodes of different capacity (`node_frames`) and processor-less memory
+//! nodes (`memory_only_nodes`), on the `tiered` preset with `gups`.
+
+use numaplace_harness::{resolve, run_to_json, Overrides};
+
+fn tiered(sets: &[&str]) -> Overrides {
+    Overrides {
+        machine: Some("tiered".into()),
+        workload: Some("gups".into()),
+        policy: Some("static".into()),
+        seed: Some(1),
+        sets: ["workload.updates=2000", "workload.working_set_bytes=409600"]
+            .iter()
+            .chain(sets)
+            .map(|s| s.to_string())
+            .collect(),
+    }
+}
+
+#[test]
+fn threads_run_only_on_nodes_with_processors() {
+    let cfg = resolve(None, &tiered(&["workload.threads=24"])).unwrap();
+    let out = run_to_json(&cfg).unwrap();
+    assert!(out.stats.threads.iter().all(|t| t.node == 0));
+}
+
+#[test]
+fn more_threads_than_the_processor_nodes_hold_are_refused() {
+    let e = resolve(None, &tiered(&["workload.threads=25"]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the machine has 24"), "{e}");
+}
+
+#[test]
+fn first_touch_fills_the_fast_tier_then_spills_to_the_slow_one() {
+    // 100 pages of data, 40 frames of fast memory.
+    let cfg = resolve(None, &tiered(&["machine.node_frames=[40, 1000]"])).unwrap();
+    let out = run_to_json(&cfg).unwrap();
+    let refs = &out.stats.refs;
+    assert!(refs.local > 0 && refs.remote > 0, "{refs:?}");
+    // Uniform updates over 100 pages, 40 of them fast: about 40% local... plus the hot
+    // set (the first 10 pages, touched first, so fast) taking 90% of updates.
+    let local = refs.local as f64 / (refs.local + refs.remote) as f64;
+    assert!(local > 0.85, "{local}");
+}
+
+#[test]
+fn a_frame_list_of_the_wrong_length_names_the_field() {
+    let e = resolve(None, &tiered(&["machine.node_frames=[40]"])).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("machine.node_frames") && msg.contains("one entry per node"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_machine_of_memory_only_nodes_is_refused() {
+    let e = resolve(None, &tiered(&["machine.memory_only_nodes=2"])).unwrap_err();
+    assert!(e.to_string().contains("machine.memory_only_nodes"), "{e}");
+}
+
+#[test]
+fn a_1024_node_machine_runs_replication_on_nodes_beyond_64() {
+    let ov = Overrides {
+        machine: Some("butterfly-plus".into()),
+        workload: Some("matvec".into()),
+        policy: Some("platinum".into()),
+        seed: Some(1),
+        sets: [
+            "machine.nodes=1024",
+            "machine.frames_per_node=64",
+            "workload.n=256",
+            "workload.threads=256",
+            "workload.iterations=2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    };
+    let out = run_to_json(&resolve(None, &ov).unwrap()).unwrap();
+    assert!(out.stats.threads.iter().any(|t| t.node >= 200));
+    assert!(out.stats.events.replications > 0);
+    assert!(out.stats.refs.local > 0);
+}
