@@ -4,8 +4,8 @@
 //! Every program asks for processors: a program that adapts its thread count asks for
 //! all its threads inside a parallel construct and one outside (the fork-join programs
 //! here go from one construct straight into the next, so outside lasts no time and the
-//! request is all its threads); any other program asks for its runnable threads (a
-//! background job that sleeps on input or output asks for none meanwhile). Equipartition
+//! request is all its threads); any other program asks for its threads that are not
+//! sleeping (a background job waiting for input or output asks for none meanwhile). Equipartition
 //! shares the processors: one at a time to each program in turn until every request is
 //! met or the processors run out. A program gains processors at the entry of its next
 //! construct (its parked threads resume before the construct's work is dealt, so they
@@ -106,14 +106,22 @@ impl SpaceSharing {
         p / self.procs_per_node as u32
     }
 
-    /// What program `p` asks for now.
+    /// What program `p` asks for now: an adapting program all its live threads, any other
+    /// its threads that are not sleeping (one waiting at a barrier holds its processor).
     fn request(view: &dyn SchedView, p: u32) -> u32 {
         let v = view.program(p);
         if v.adaptive {
-            v.live
-        } else {
-            v.runnable
+            return v.live;
         }
+        let first = v.shape.first_thread;
+        (first..first + v.shape.threads)
+            .filter(|&t| {
+                matches!(
+                    view.thread(ThreadId(t)).state,
+                    ThreadState::Runnable | ThreadState::Blocked
+                )
+            })
+            .count() as u32
     }
 
     /// Equipartition: one processor at a time to each program in turn until every
@@ -469,6 +477,25 @@ mod tests {
         create(&mut s, &mut view, 1);
         boundary(&mut s, &mut view, 2, 0, Boundary::Enter);
         assert_eq!(view.proc(0), Some(0));
+    }
+
+    #[test]
+    fn a_fixed_teams_threads_at_a_barrier_still_count_in_its_request() {
+        // A fixed team of 3 on 2 processors and a job: the job sleeps, freeing processor 0
+        // while the team's two running threads wait at the barrier.
+        let mut view = FakeView::new(1, 2, &[1, 3]);
+        let mut s = SpaceSharing::new(SpaceSharingConfig::default());
+        s.start(&view.machine, &view.shapes).unwrap();
+        create(&mut s, &mut view, 0);
+        create(&mut s, &mut view, 1);
+        assert_eq!(view.proc(3), None);
+        for t in [1, 2] {
+            view.set(t, ThreadState::Blocked);
+            tell(&mut s, &mut view, t, ThreadChange::Blocked);
+        }
+        view.set(0, ThreadState::Sleeping);
+        tell(&mut s, &mut view, 0, ThreadChange::Sleeps);
+        assert_eq!(view.proc(3), Some(0));
     }
 
     #[test]
