@@ -76,7 +76,7 @@ struct BenchArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
     reps: u64,
     /// Run only this scenario (repeatable): fine-static, jacobi-64B-pages,
-    /// holliday-daemon, platinum-gauss.
+    /// holliday-daemon, platinum-gauss, gups-tiered-1G, gups-tiered-16G, pages-2^24.
     #[arg(long)]
     scenario: Vec<String>,
     /// A stored `bench --json` result: print each scenario's ratios to it.

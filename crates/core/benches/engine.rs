@@ -3,6 +3,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use numaplace_core::machine::{Costs, MachineConfig, Topology};
 use numaplace_core::policy::{StaticConfig, StaticPlacement};
+use numaplace_core::workload::gups::GupsConfig;
 use numaplace_core::workload::{JacobiConfig, MatvecConfig, Variant, WorkloadConfig};
 use numaplace_core::{PolicyConfig, ReportConfig, RunConfig};
 
@@ -85,7 +86,38 @@ fn bench(c: &mut Criterion) {
     g.bench_function("matvec-512-1KB-pages (ops)", |b| {
         b.iter(|| matvec.run().unwrap())
     });
+    // One thread of GUPS on the tiered memory: the queue is idle (the thread runs
+    // ahead), so this measures the reference path and operation generation.
+    let mut tiered = machine(4096);
+    tiered.nodes = 2;
+    tiered.memory_only_nodes = 1;
+    tiered.costs.local_read_ns = 82;
+    tiered.costs.remote_read_ns = 1000;
+    let mut gups = config(
+        4096,
+        WorkloadConfig::new(GupsConfig {
+            updates: 200_000,
+            working_set_bytes: 256 << 20,
+            ..Default::default()
+        }),
+    );
+    gups.machine = tiered;
+    gups.policy = PolicyConfig::new(StaticConfig::default());
+    let refs = gups.run().unwrap().refs.total;
+    g.throughput(Throughput::Elements(refs));
+    g.bench_function("gups-256MB-1-thread (references)", |b| {
+        b.iter(|| gups.run().unwrap())
+    });
     g.finish();
+
+    let mut q = c.benchmark_group("queue");
+    for threads in [16u32, 256] {
+        q.throughput(Throughput::Elements(100_000));
+        q.bench_function(format!("{threads} threads (events)"), |b| {
+            b.iter(|| numaplace_core::engine::queue_bench::churn(threads, 100_000))
+        });
+    }
+    q.finish();
 }
 
 criterion_group!(benches, bench);

@@ -134,6 +134,7 @@ impl RefHistory {
     /// The value a daemon reads for node `n` and page `p` without clearing it: the count
     /// (usage), the bit (refbit) or the aged register with the current bit shifted in
     /// (aging).
+    #[inline]
     pub fn peek(&self, p: Vpn, n: NodeId) -> u32 {
         match self.mode {
             HistoryMode::None => 0,
@@ -148,6 +149,7 @@ impl RefHistory {
 
     /// Reads and clears node `n`'s history of page `p`, as a daemon's examine phase does:
     /// usage counters reset to zero, Referenced bits clear, aging registers shift.
+    #[inline]
     pub fn examine(&mut self, p: Vpn, n: NodeId) -> u32 {
         let v = self.peek(p, n);
         match self.mode {

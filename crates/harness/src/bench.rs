@@ -107,6 +107,37 @@ pub const SCENARIOS: &[Scenario] = &[
         policy: "platinum",
         sets: &["workload.n=1260"],
     },
+    Scenario {
+        name: "gups-tiered-1G",
+        what: "GUPS as in HeMem's memsim: one thread, 1 GiB, 90% of updates to a 10% hot set, fast+slow tier",
+        machine: "tiered",
+        workload: "gups",
+        policy: "static",
+        sets: &[],
+    },
+    Scenario {
+        name: "gups-tiered-16G",
+        what: "the same with a 16 GiB working set (4M pages: page state far beyond the host's caches)",
+        machine: "tiered",
+        workload: "gups",
+        policy: "static",
+        sets: &["workload.working_set_bytes=17179869184"],
+    },
+    Scenario {
+        name: "pages-2^24",
+        what: "a 2^24-page address space on 64 nodes (64 GiB of 4 KB pages), 64 GUPS threads, first touch",
+        machine: "butterfly-plus",
+        workload: "gups",
+        policy: "static",
+        sets: &[
+            "machine.nodes=64",
+            "machine.frames_per_node=262144",
+            "machine.page_size_bytes=4096",
+            "workload.working_set_bytes=68719476736",
+            "workload.threads=64",
+            "workload.updates=100000",
+        ],
+    },
 ];
 
 /// The scenario named `name`.

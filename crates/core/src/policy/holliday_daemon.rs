@@ -155,12 +155,12 @@ impl HollidayDaemon {
         }
         let home = ctx.home(vpn);
         // The most referencing node, the lowest-numbered among equals.
-        let (best, &top) = self
-            .counts
-            .iter()
-            .enumerate()
-            .max_by_key(|&(i, c)| (*c, std::cmp::Reverse(i)))
-            .expect("a machine has nodes");
+        let (mut best, mut top) = (0, self.counts[0]);
+        for (i, &c) in self.counts.iter().enumerate().skip(1) {
+            if c > top {
+                (best, top) = (i, c);
+            }
+        }
         if top > 0 && top > self.counts[home.idx()] {
             self.daemons[d].chosen.push((vpn, NodeId(best as u16)));
         }
