@@ -12,7 +12,8 @@
 
 use super::nas::{grid, nas_config, KernelSpec, Sweep};
 
-/// Names of u and r at each level (finest first): 24 levels cover any grid allowed.
+/// Names of u and r at each level (finest first): 12 levels cover any grid allowed
+/// (4096 points a side down to 4 is 11 levels).
 const U: [&str; 12] = [
     "u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9", "u10", "u11",
 ];
