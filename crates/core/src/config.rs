@@ -372,6 +372,15 @@ impl RunConfig {
                 RefHistory::bytes_needed(policy.history(), pages, nodes),
             ),
             part(
+                "hardware page counters",
+                &size,
+                if policy.page_counters().is_some() {
+                    crate::mm::PageCounters::bytes_needed(pages, nodes)
+                } else {
+                    0
+                },
+            ),
+            part(
                 "fault handlers and policy per-page work",
                 &size,
                 pages.saturating_mul(24),

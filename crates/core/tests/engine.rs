@@ -320,6 +320,7 @@ fn a_preempted_threads_chunks_move_to_running_threads() {
             first_proc: 0,
             events: vec![ScriptEvent {
                 at_ns: 0,
+                at_construct: None,
                 action: ScriptAction::Preempt,
                 threads: [1, 1],
                 program: None,
@@ -338,6 +339,7 @@ fn a_preempted_threads_chunks_move_to_running_threads() {
     if let Some(s) = cfg.scheduler.get_mut::<ScriptedConfig>() {
         s.events.push(ScriptEvent {
             at_ns: 10_000_000,
+            at_construct: None,
             action: ScriptAction::Resume,
             threads: [1, 1],
             program: None,

@@ -162,6 +162,8 @@ enum Status {
     Ready,
     AtBarrier,
     AtLock,
+    /// Waiting for input or output ([`Op::Sleep`]) until the time it is queued for.
+    Sleeping,
     Done,
 }
 
@@ -202,6 +204,8 @@ struct ProgRt {
     in_parallel: u32,
     /// Whether each thread has a processor (what fork-join programs deal chunks by).
     running: Vec<bool>,
+    /// Whether the program adapts its thread count ([`Program::adapts_threads`]).
+    adaptive: bool,
     barrier_waiting: Vec<u32>,
     live: u32,
     locks: Vec<(Option<u32>, VecDeque<u32>)>,
@@ -231,6 +235,12 @@ pub struct Engine {
     series_interval: Option<Ns>,
     last_point: (RefCounts, EventCounts),
     changes: Vec<SchedChange>,
+    /// When the queued scheduler event is due, once the run is set up (a hook may start
+    /// the scheduler's timer again, and the event is queued then).
+    sched_at: Option<Ns>,
+    sched_armed: bool,
+    /// The run's seed (schedulers derive their own random streams from it).
+    seed: u64,
     /// Programs whose start is still to come (their threads are not created yet).
     pending_starts: u32,
     /// Time of the event being handled (for errors that happen between events).
@@ -385,6 +395,7 @@ impl Engine {
         let end = Ns(self.stats.makespan_ns);
         self.stats.npages = self.mm.mem.npages() as u64;
         self.stats.own_counters = self.policy.counters();
+        self.stats.own_counters.extend(self.scheduler.counters());
         for p in &self.progs {
             self.stats.own_counters.extend(p.prog.counters());
         }

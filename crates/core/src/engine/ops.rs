@@ -5,6 +5,14 @@ use super::*;
 
 impl Engine {
     pub(super) fn step_thread(&mut self, tid: u32, mut now: Ns) -> Result<(), SimError> {
+        if self.threads[tid as usize].status == Status::Sleeping {
+            // Woken: it runs from its own event, once it has a processor.
+            self.wake(tid, now);
+            if self.threads[tid as usize].proc.is_some() {
+                self.queue_thread(tid, now);
+            }
+            return Ok(());
+        }
         loop {
             let th = &self.threads[tid as usize];
             if th.status != Status::Ready {
@@ -56,6 +64,10 @@ impl Engine {
                 }
                 Op::Ref { vpn, write, count } => self.reference(tid, now, vpn, write, count)?,
                 Op::Compute(d) => now + d,
+                Op::Sleep(d) => {
+                    self.sleep(tid, d, now);
+                    return Ok(());
+                }
                 Op::Barrier => {
                     if !self.barrier(tid, now) {
                         return self.unless_stuck(now);
@@ -140,7 +152,9 @@ impl Engine {
                 let spins_in_vain = t
                     .spin_on
                     .is_some_and(|(e, v)| self.event_value(t.prog, e) < v);
-                t.status != Status::Ready || spins_in_vain || t.proc.is_none()
+                (t.status != Status::Ready && t.status != Status::Sleeping)
+                    || spins_in_vain
+                    || t.proc.is_none()
             })
     }
 
@@ -248,7 +262,7 @@ impl Engine {
             p.iter_arrivals.resize(k as usize + 1, 0);
         }
         p.iter_arrivals[k as usize] += 1;
-        if p.iter_arrivals[k as usize] < p.threads {
+        if p.iter_arrivals[k as usize] < p.prog.iteration_parties(k).unwrap_or(p.threads) {
             return now;
         }
         self.series_point(pi as u32, k, now);

@@ -6,6 +6,7 @@ use super::*;
 
 /// The run as a scheduler reads it ([`SchedView`]), borrowed from the engine for one call.
 struct View<'a> {
+    seed: u64,
     machine: &'a Machine,
     threads: &'a [ThreadRt],
     progs: &'a [ProgRt],
@@ -14,6 +15,10 @@ struct View<'a> {
 impl SchedView for View<'_> {
     fn machine(&self) -> &Machine {
         self.machine
+    }
+
+    fn seed(&self) -> u64 {
+        self.seed
     }
 
     fn programs(&self) -> u32 {
@@ -32,6 +37,7 @@ impl SchedView for View<'_> {
             runnable: p.runnable,
             running: p.running_ready,
             in_parallel: p.in_parallel,
+            adaptive: p.adaptive,
         }
     }
 
@@ -49,6 +55,7 @@ impl SchedView for View<'_> {
                 Status::NotStarted => ThreadState::NotStarted,
                 Status::Ready => ThreadState::Runnable,
                 Status::AtBarrier | Status::AtLock => ThreadState::Blocked,
+                Status::Sleeping => ThreadState::Sleeping,
                 Status::Done => ThreadState::Finished,
             },
         }
@@ -65,6 +72,7 @@ impl Engine {
         let mut changes = std::mem::take(&mut self.changes);
         changes.clear();
         let view = View {
+            seed: self.seed,
             machine: &self.mm.machine,
             threads: &self.threads,
             progs: &self.progs,
@@ -74,13 +82,40 @@ impl Engine {
             self.apply_changes(now, &changes);
         }
         self.changes = changes;
+        self.requeue_sched(now);
+    }
+
+    /// Queues the scheduler's next timed change when it comes before the one queued (a
+    /// hook may have started the scheduler's timer again).
+    fn requeue_sched(&mut self, now: Ns) {
+        if !self.sched_armed {
+            return;
+        }
+        if let Some(t) = self.scheduler.next_event() {
+            let t = t.max(now);
+            if self.sched_at.is_none_or(|q| t < q) {
+                self.queue.push(t, Event::Sched);
+                self.sched_at = Some(t);
+            }
+        }
     }
 
     /// The scheduler's timed changes due at `now`, and its next one queued.
     pub(super) fn sched_event(&mut self, now: Ns) {
+        if self.sched_armed {
+            if self.sched_at != Some(now) {
+                // Superseded by an earlier one queued since.
+                return;
+            }
+            self.sched_at = None;
+        }
         self.tell_scheduler(now, |s, v, out| s.on_event(now, v, out));
         if let Some(t) = self.scheduler.next_event() {
-            self.queue.push(t.max(now), Event::Sched);
+            let t = t.max(now);
+            if self.sched_at.is_none_or(|q| t < q) {
+                self.queue.push(t, Event::Sched);
+                self.sched_at = Some(t);
+            }
         }
     }
 

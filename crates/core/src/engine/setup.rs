@@ -31,6 +31,7 @@ impl Engine {
                 running_ready: 0,
                 in_parallel: 0,
                 running: vec![true; threads as usize],
+                adaptive: p.adapts_threads(),
                 barrier_waiting: Vec::new(),
                 live: threads,
                 locks: Vec::new(),
@@ -126,6 +127,17 @@ impl Engine {
         );
         if policy.acquires_ptes() {
             mm.mem.track_user_runs();
+        }
+        if let Some(spec) = policy.page_counters() {
+            let bases: Vec<u32> = progs.iter().map(|p| p.base_vpn).collect();
+            let program_of =
+                |page: usize| (bases.partition_point(|&b| b as usize <= page) - 1) as u32;
+            mm.counters = Some(crate::mm::PageCounters::new(
+                &spec,
+                npages as usize,
+                mm.machine.nodes(),
+                program_of,
+            ));
         }
         let MemSystem { machine, mem, .. } = &mut mm;
         let mut stats = Stats::default();
@@ -228,6 +240,9 @@ impl Engine {
             series_interval: opts.series_interval.filter(|i| i.0 > 0),
             last_point: Default::default(),
             changes: Vec::new(),
+            sched_at: None,
+            sched_armed: false,
+            seed: opts.seed,
             pending_starts: 0,
             now: Ns::ZERO,
             events: 0,
@@ -251,9 +266,13 @@ impl Engine {
         // preempted at 0 is not running when the first iteration's chunks are dealt.
         match engine.scheduler.next_event() {
             Some(Ns::ZERO) => engine.sched_event(Ns::ZERO),
-            Some(t) => engine.queue.push(t, Event::Sched),
+            Some(t) => {
+                engine.queue.push(t, Event::Sched);
+                engine.sched_at = Some(t);
+            }
             None => {}
         }
+        engine.sched_armed = true;
         for t in 0..nthreads {
             let th = &engine.threads[t as usize];
             if th.proc.is_some() && th.status == Status::Ready {

@@ -5,9 +5,16 @@ use super::*;
 impl Engine {
     /// Arrival at the program's barrier; returns whether the thread continues now.
     pub(super) fn barrier(&mut self, tid: u32, now: Ns) -> bool {
-        let pi = self.threads[tid as usize].prog as usize;
-        self.progs[pi].barrier_waiting.push(tid);
-        if self.progs[pi].barrier_waiting.len() as u32 >= self.progs[pi].live {
+        let th = &self.threads[tid as usize];
+        let (pi, local) = (th.prog as usize, th.local);
+        let p = &mut self.progs[pi];
+        p.barrier_waiting.push(tid);
+        // An adaptive program's barrier waits for the construct's team only.
+        let parties = p
+            .prog
+            .barrier_parties(local)
+            .map_or(p.live, |n| n.min(p.live));
+        if p.barrier_waiting.len() as u32 >= parties {
             self.release_barrier(pi, tid, now);
             true
         } else {
@@ -64,6 +71,24 @@ impl Engine {
         if let Some(next) = slot.0 {
             self.unblock(next, now);
         }
+    }
+
+    /// The thread waits for input or output until `now + d` ([`Op::Sleep`]): it is not
+    /// runnable meanwhile; the scheduler is told, and may give its processor away.
+    pub(super) fn sleep(&mut self, tid: u32, d: Ns, now: Ns) {
+        self.threads[tid as usize].blocked_at = now;
+        self.set_status(tid, Status::Sleeping);
+        self.queue_thread(tid, now + d);
+        self.thread_changed(tid, ThreadChange::Sleeps, now);
+    }
+
+    /// A sleeping thread's wait is over (its queued event came): it is runnable again
+    /// and the scheduler is told.
+    pub(super) fn wake(&mut self, tid: u32, now: Ns) {
+        let th = &mut self.threads[tid as usize];
+        th.stats.sync_wait_ns += (now - th.blocked_at).0;
+        self.set_status(tid, Status::Ready);
+        self.thread_changed(tid, ThreadChange::Wakes, now);
     }
 
     /// A blocked thread is released: it may run again (queued if it has a processor),

@@ -9,10 +9,12 @@
 //! simulator type beyond plain state, so a trace replayer or a live engine (Linux
 //! `move_pages`) can stand behind it as well.
 
+mod counters;
 mod recording;
 mod sim;
 mod system;
 
+pub use counters::{CounterSpec, PageCounters};
 pub use recording::{Action, Recording};
 pub(crate) use sim::nearest_with_frame;
 pub use sim::SimMm;
@@ -268,6 +270,17 @@ pub trait Mm {
 
     /// Shifts `vpn`'s aged modification history (see [`Memory::age_modifications`]).
     fn age_modifications(&mut self, vpn: Vpn);
+
+    /// The hardware per-page access counters, when the policy asked for them
+    /// ([`crate::policy::Policy::page_counters`]).
+    fn page_counters(&self) -> Option<&PageCounters>;
+
+    /// Subtracts `amount` from every counter of `vpn` (software decay; free of charge, as
+    /// a clock-interrupt chore). Nothing without counters.
+    fn decay_page_counters(&mut self, vpn: Vpn, amount: u32);
+
+    /// Zeroes every counter of `vpn`. Nothing without counters.
+    fn reset_page_counters(&mut self, vpn: Vpn);
 }
 
 /// A small machine for tests (policies against [`Recording`], engine tests): `nodes`

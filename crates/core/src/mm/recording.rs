@@ -54,6 +54,10 @@ pub enum Action {
     ReleasePte(Vpn, NodeId),
     /// [`Mm::age_modifications`].
     AgeModifications(Vpn),
+    /// [`Mm::decay_page_counters`].
+    DecayCounters(Vpn, u32),
+    /// [`Mm::reset_page_counters`].
+    ResetCounters(Vpn),
 }
 
 /// The recording double: owns what the engine would own for a hook.
@@ -104,6 +108,23 @@ impl Recording {
     /// Marks a page written since the last aging, to set the scene.
     pub fn mark_written_since_age(&mut self, vpn: Vpn) {
         self.sys.mem.set_written_since_age(vpn)
+    }
+
+    /// Gives the double hardware page counters (every page in program 0), to set the
+    /// scene; [`Recording::count`] then counts accesses.
+    pub fn enable_counters(&mut self, spec: &super::CounterSpec) {
+        let (n, nodes) = (self.sys.mem.npages(), self.sys.machine.nodes());
+        self.sys.counters = Some(super::PageCounters::new(spec, n, nodes, |_| 0));
+    }
+
+    /// Counts `count` accesses by node `n` to `vpn` in the page counters, to set the
+    /// scene; whether they raised an interrupt.
+    pub fn count(&mut self, vpn: Vpn, n: NodeId, count: u32) -> bool {
+        let home = self.sys.mem.page(vpn).home;
+        self.sys
+            .counters
+            .as_mut()
+            .is_some_and(|c| c.record(vpn, n, home, count))
     }
 
     /// The nodes the threads run on, to set the scene.
@@ -254,5 +275,16 @@ impl Mm for Recording {
     }
     fn age_modifications(&mut self, vpn: Vpn) {
         self.act(Action::AgeModifications(vpn), |s| s.age_modifications(vpn))
+    }
+    fn page_counters(&self) -> Option<&super::PageCounters> {
+        self.sys.counters.as_ref()
+    }
+    fn decay_page_counters(&mut self, vpn: Vpn, amount: u32) {
+        self.act(Action::DecayCounters(vpn, amount), |s| {
+            s.decay_page_counters(vpn, amount)
+        })
+    }
+    fn reset_page_counters(&mut self, vpn: Vpn) {
+        self.act(Action::ResetCounters(vpn), |s| s.reset_page_counters(vpn))
     }
 }

@@ -19,6 +19,7 @@ pub struct SimMm<'a> {
     pub(crate) modules: &'a mut [Ns],
     pub(crate) thread_nodes: &'a [Option<NodeId>],
     pub(crate) rng: &'a mut Pcg64,
+    pub(crate) counters: Option<&'a mut super::PageCounters>,
     pub(crate) now: Ns,
     pub(crate) actor: NodeId,
     pub(crate) cost: Ns,
@@ -210,6 +211,10 @@ impl Mm for SimMm<'_> {
             return Err(ActionError::NoFrame(to));
         }
         self.mem.release_frame(from);
+        // The new frame's counters start from zero.
+        if let Some(c) = self.counters.as_deref_mut() {
+            c.reset(vpn);
+        }
         self.cost += Ns(self.machine.costs().migrate_fixed_ns);
         let t = self.block_transfer(from, to);
         self.cost += t;
@@ -378,6 +383,22 @@ impl Mm for SimMm<'_> {
 
     fn age_modifications(&mut self, vpn: Vpn) {
         self.mem.age_modifications(vpn);
+    }
+
+    fn page_counters(&self) -> Option<&super::PageCounters> {
+        self.counters.as_deref()
+    }
+
+    fn decay_page_counters(&mut self, vpn: Vpn, amount: u32) {
+        if let Some(c) = self.counters.as_deref_mut() {
+            c.decay(vpn, amount);
+        }
+    }
+
+    fn reset_page_counters(&mut self, vpn: Vpn) {
+        if let Some(c) = self.counters.as_deref_mut() {
+            c.reset(vpn);
+        }
     }
 }
 

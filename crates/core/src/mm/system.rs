@@ -29,6 +29,8 @@ pub struct MemSystem {
     /// The node of each thread while it runs.
     pub(crate) thread_nodes: Vec<Option<NodeId>>,
     pub(crate) rng: Pcg64,
+    /// Hardware per-page access counters, when the policy asks for them.
+    pub(crate) counters: Option<super::PageCounters>,
 }
 
 /// A fault the policy (and the default handling after it) left without a mapping that
@@ -58,6 +60,7 @@ impl MemSystem {
             fault_busy: vec![Ns::ZERO; npages],
             thread_nodes,
             rng: Pcg64::seed_from_u64(seed),
+            counters: None,
             machine,
         }
     }
@@ -72,6 +75,7 @@ impl MemSystem {
             modules: &mut self.modules,
             thread_nodes: &self.thread_nodes,
             rng: &mut self.rng,
+            counters: self.counters.as_mut(),
             now,
             actor,
             cost: Ns::ZERO,
@@ -159,6 +163,11 @@ impl MemSystem {
             r.refs.add(class, count as u64);
         }
         self.hist.record(vpn, node, count);
+        if let Some(c) = &mut self.counters {
+            if c.record(vpn, node, target, count) {
+                t += self.counter_interrupt(policy, stats, node, vpn, t);
+            }
+        }
         if write {
             self.mem.mark_written(vpn);
         }

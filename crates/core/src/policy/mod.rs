@@ -8,6 +8,7 @@
 pub mod dunx;
 pub mod foresight;
 pub mod holliday_daemon;
+pub mod irix_competitive;
 pub mod platinum;
 pub mod static_placement;
 #[cfg(test)]
@@ -181,6 +182,17 @@ pub trait Policy {
     fn counters(&self) -> Vec<Counter> {
         Vec::new()
     }
+
+    /// The hardware per-page access counters the policy needs (allocated only then).
+    /// Default: none.
+    fn page_counters(&self) -> Option<crate::mm::CounterSpec> {
+        None
+    }
+
+    /// Page `vpn`'s counters raised an interrupt: node `node`'s accesses exceed the home
+    /// node's by the threshold. The cost of what the policy does is charged to the thread
+    /// whose reference raised it.
+    fn on_counter_interrupt(&mut self, _ctx: &mut dyn Mm, _vpn: Vpn, _node: NodeId) {}
 }
 
 /// The plain fault handling every policy can fall back on: place an unplaced page on the

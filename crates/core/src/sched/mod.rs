@@ -9,7 +9,11 @@
 //! of timed changes (e.g. "at 5 ms preempt threads 8..15").
 
 pub mod dedicated;
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod scripted;
+pub mod space_sharing;
+pub mod time_sharing;
 
 use crate::error::ConfigError;
 use crate::machine::Machine;
@@ -51,6 +55,11 @@ pub enum ThreadChange {
     Blocked,
     /// The barrier or lock released the thread.
     Unblocked,
+    /// The thread waits for input or output ([`crate::workload::Op::Sleep`]); it keeps
+    /// its processor unless the scheduler moves something.
+    Sleeps,
+    /// The thread's input or output is done: it can run again.
+    Wakes,
 }
 
 /// A thread's state, as a scheduler sees it.
@@ -62,6 +71,8 @@ pub enum ThreadState {
     Runnable,
     /// It waits at a barrier or a lock.
     Blocked,
+    /// It waits for input or output.
+    Sleeping,
     /// It finished.
     Finished,
 }
@@ -92,6 +103,9 @@ pub struct ProgramView {
     pub running: u32,
     /// Threads inside a parallel construct (between its entry and its exit).
     pub in_parallel: u32,
+    /// Whether it adapts its thread count to its processors at each parallel construct
+    /// (process control, [`crate::workload::Program::adapts_threads`]).
+    pub adaptive: bool,
 }
 
 /// Whether a thread enters or leaves a parallel construct.
@@ -124,6 +138,11 @@ pub struct Parallel {
 pub trait SchedView {
     /// The machine.
     fn machine(&self) -> &Machine;
+    /// The run's seed: a scheduler that draws random numbers seeds its own generator
+    /// from it, so a run stays reproducible. Default 0.
+    fn seed(&self) -> u64 {
+        0
+    }
     /// Number of programs.
     fn programs(&self) -> u32;
     /// Program `p` (`p < programs()`).
@@ -169,6 +188,11 @@ pub trait Scheduler {
         _event: Parallel,
         _out: &mut Vec<SchedChange>,
     ) {
+    }
+    /// Counts of the scheduler's own (preemptions, thread migrations), read once at the
+    /// end of the run; each becomes a key of the record. Default: none.
+    fn counters(&self) -> Vec<crate::stats::Counter> {
+        Vec::new()
     }
 }
 

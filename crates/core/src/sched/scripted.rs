@@ -1,5 +1,9 @@
 //! `scripted`: dedicated placement at start, then timed preemptions, resumptions and
-//! moves from a list (e.g. "at 5 ms preempt threads 8..15").
+//! moves from a list (e.g. "at 5 ms preempt threads 8..15"), or changes at a program's
+//! parallel construct (e.g. "when program 0 enters iteration 100, preempt its threads
+//! 16..31": the first experiment of Nikolopoulos et al. 2002; with a program that adapts
+//! its thread count, the preempted threads' work is redistributed to the others and its
+//! barriers stop waiting for them).
 
 use super::{ProgramShape, SchedChange, Scheduler, SchedulerParams};
 use crate::error::ConfigError;
@@ -12,8 +16,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptEvent {
-    /// When (ns).
+    /// When (ns); ignored (leave it out) when `at_construct` is given.
+    #[serde(default)]
     pub at_ns: u64,
+    /// Instead of a time: when `program` (default 0) first enters this parallel
+    /// construct (iteration of its outer loop), before the construct's work is dealt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_construct: Option<u32>,
     /// `preempt`, `resume` or `move`.
     pub action: ScriptAction,
     /// First and last thread (inclusive) it applies to: global thread numbers (programs'
@@ -71,6 +80,8 @@ pub struct Scripted {
     first_proc: u16,
     events: Vec<ScriptEvent>,
     next: usize,
+    /// Events at construct entries (program, construct, event), each applied once.
+    at_construct: Vec<(u32, u32, ScriptEvent)>,
 }
 
 impl Scripted {
@@ -81,6 +92,7 @@ impl Scripted {
             first_proc,
             events,
             next: 0,
+            at_construct: Vec::new(),
         }
     }
 }
@@ -159,7 +171,20 @@ impl Scheduler for Scripted {
                 }
             }
             e.threads = [base + lo, base + hi];
+            if let Some(k) = e.at_construct {
+                if e.at_ns != 0 {
+                    return Err(ConfigError::new(
+                        format!("scheduler.events[{i}].at_ns"),
+                        "give either at_ns or at_construct, not both",
+                    ));
+                }
+                self.at_construct
+                    .push((e.program.unwrap_or(0), k, e.clone()));
+            }
             e.program = None;
+        }
+        if !self.at_construct.is_empty() {
+            self.events.retain(|e| e.at_construct.is_none());
         }
         Ok((0..threads)
             .map(|t| Some(ProcId(self.first_proc + t as u16)))
@@ -175,17 +200,72 @@ impl Scheduler for Scripted {
             if Ns(e.at_ns) > now {
                 break;
             }
-            let [lo, hi] = e.threads;
-            for (k, t) in (lo..=hi).enumerate() {
-                let tid = ThreadId(t);
-                let proc = e.proc.map(|p| ProcId(p + k as u16));
-                out.push(match (e.action, proc) {
-                    (ScriptAction::Preempt, _) | (_, None) => SchedChange::Preempt(tid),
-                    (ScriptAction::Resume, Some(p)) => SchedChange::Resume(tid, p),
-                    (ScriptAction::Move, Some(p)) => SchedChange::Move(tid, p),
-                });
-            }
+            changes_of(e, out);
             self.next += 1;
         }
+    }
+
+    /// A finished thread of a program that adapts its thread count leaves its processor to
+    /// a thread of the program the script stopped: past the last construct it has nothing
+    /// left but to finish, and it needs a processor for that.
+    fn on_thread(
+        &mut self,
+        _now: Ns,
+        view: &dyn super::SchedView,
+        thread: ThreadId,
+        change: super::ThreadChange,
+        out: &mut Vec<SchedChange>,
+    ) {
+        let th = view.thread(thread);
+        let (Some(proc), super::ThreadChange::Finished) = (th.proc, change) else {
+            return;
+        };
+        let p = view.program(th.program);
+        if !p.adaptive {
+            return;
+        }
+        let first = p.shape.first_thread;
+        let stopped = (first..first + p.shape.threads).find(|&t| {
+            let v = view.thread(ThreadId(t));
+            v.proc.is_none()
+                && matches!(
+                    v.state,
+                    super::ThreadState::Runnable | super::ThreadState::Blocked
+                )
+        });
+        if let Some(t) = stopped {
+            out.push(SchedChange::Resume(ThreadId(t), proc));
+        }
+    }
+
+    fn on_parallel(
+        &mut self,
+        _now: Ns,
+        _view: &dyn super::SchedView,
+        event: super::Parallel,
+        out: &mut Vec<SchedChange>,
+    ) {
+        if event.boundary != super::Boundary::Enter || self.at_construct.is_empty() {
+            return;
+        }
+        let due = |&(p, k, _): &(u32, u32, ScriptEvent)| p == event.program && k == event.construct;
+        for (_, _, e) in self.at_construct.iter().filter(|x| due(x)) {
+            changes_of(e, out);
+        }
+        self.at_construct.retain(|x| !due(x));
+    }
+}
+
+/// The changes one script event makes (its thread numbers already global).
+fn changes_of(e: &ScriptEvent, out: &mut Vec<SchedChange>) {
+    let [lo, hi] = e.threads;
+    for (k, t) in (lo..=hi).enumerate() {
+        let tid = ThreadId(t);
+        let proc = e.proc.map(|p| ProcId(p + k as u16));
+        out.push(match (e.action, proc) {
+            (ScriptAction::Preempt, _) | (_, None) => SchedChange::Preempt(tid),
+            (ScriptAction::Resume, Some(p)) => SchedChange::Resume(tid, p),
+            (ScriptAction::Move, Some(p)) => SchedChange::Move(tid, p),
+        });
     }
 }

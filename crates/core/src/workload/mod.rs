@@ -5,6 +5,7 @@
 //! iteration, so a preempted thread's chunk moves to another node) or free-running (it
 //! implements [`Program`] directly).
 
+pub mod background;
 pub mod backprop;
 pub mod gauss;
 pub mod gups;
@@ -13,6 +14,13 @@ pub mod matvec;
 pub mod matvec_sparse;
 pub mod matvec_synthetic;
 pub mod msort;
+pub mod nas;
+pub mod nas_bt;
+pub mod nas_cg;
+pub mod nas_ft;
+pub mod nas_lu;
+pub mod nas_mg;
+pub mod nas_sp;
 pub mod pair_rows;
 pub mod psolu;
 pub mod surface_wave;
@@ -94,6 +102,10 @@ pub enum Op {
         /// Its new value (event counts never go back).
         to: u32,
     },
+    /// The thread waits this long for input or output (an I/O-bound job's disk wait):
+    /// it is not runnable meanwhile, and the scheduler, told it sleeps and wakes, may
+    /// give its processor to another thread.
+    Sleep(Ns),
 }
 
 /// A program: threads, an address space, and lazily generated operations.
@@ -115,6 +127,22 @@ pub trait Program {
     /// Default: none.
     fn counters(&self) -> Vec<crate::stats::Counter> {
         Vec::new()
+    }
+    /// Whether the program adapts its thread count to the processors it has at each
+    /// parallel construct (process control): a thread not running when a construct's work
+    /// is dealt sits the construct out, and the construct's barrier and iteration end wait
+    /// only for the team. Default: no (every live thread takes part in every barrier).
+    fn adapts_threads(&self) -> bool {
+        false
+    }
+    /// How many threads the barrier thread `t` has just reached waits for; `None`: every
+    /// live thread of the program (the default).
+    fn barrier_parties(&self, _t: u32) -> Option<u32> {
+        None
+    }
+    /// How many threads end iteration `k`; `None`: every thread (the default).
+    fn iteration_parties(&self, _k: u32) -> Option<u32> {
+        None
     }
 }
 
@@ -192,6 +220,13 @@ pub trait LoopBody {
 /// Drives a [`LoopBody`]: each thread runs the chunks dealt to it, then a barrier and an
 /// iteration end. Chunk `c` goes to thread `c mod threads` when it runs; chunks of threads
 /// that do not run are dealt round robin to the running ones.
+///
+/// An adaptive driver ([`ForkJoin::adaptive`]) models an OpenMP runtime under process
+/// control: each construct's team is the threads running when its work is dealt (after
+/// the construct's entry, so a scheduler that reallocates processors at the entry decides
+/// the team), only the team meets at the construct's barrier and iteration end, and a
+/// thread outside it sits the construct out (idle, polling the runtime every
+/// [`IDLE_POLL`]) and joins the next construct it is running for.
 #[derive(Debug)]
 pub struct ForkJoin<B> {
     body: B,
@@ -199,6 +234,25 @@ pub struct ForkJoin<B> {
     next_iter: Vec<u32>,
     dealt_iter: Option<u32>,
     deal: Vec<Vec<u32>>,
+    adaptive: Option<Team>,
+}
+
+/// How long an idle thread of an adaptive program waits before it looks for work again
+/// (an OpenMP idle worker's poll of its runtime).
+pub const IDLE_POLL: Ns = Ns(50_000);
+
+/// The adaptive driver's view of its teams.
+#[derive(Debug)]
+struct Team {
+    /// Whether each thread has announced its entry into the construct it is at.
+    entered: Vec<bool>,
+    /// Whether each thread is in the team of the last dealt construct.
+    member: Vec<bool>,
+    /// The highest construct any thread has entered.
+    frontier: Option<u32>,
+    /// (construct, team size) of the last two dealt constructs: a construct's iteration
+    /// end can come after the next one is dealt, never after the one after.
+    sizes: [(u32, u32); 2],
 }
 
 impl<B: LoopBody> ForkJoin<B> {
@@ -210,12 +264,37 @@ impl<B: LoopBody> ForkJoin<B> {
             next_iter: vec![0; threads as usize],
             dealt_iter: None,
             deal: vec![Vec::new(); threads as usize],
+            adaptive: None,
         }
+    }
+
+    /// A driver that adapts its team to the running threads at each construct (see the
+    /// type's documentation).
+    pub fn adaptive(body: B, threads: u32) -> ForkJoin<B> {
+        let mut fj = ForkJoin::new(body, threads);
+        fj.adaptive = Some(Team {
+            entered: vec![false; threads as usize],
+            member: vec![false; threads as usize],
+            frontier: None,
+            sizes: [(u32::MAX, 0); 2],
+        });
+        fj
     }
 
     /// The loop body.
     pub fn body(&self) -> &B {
         &self.body
+    }
+
+    /// Whether the driver adapts its team ([`Program::adapts_threads`]).
+    pub fn is_adaptive(&self) -> bool {
+        self.adaptive.is_some()
+    }
+
+    /// Bytes a driver of `threads` threads keeps besides its dealt chunks (for
+    /// footprints).
+    pub fn bytes(threads: u32) -> u64 {
+        threads as u64 * 16 + 64
     }
 
     fn deal_chunks(&mut self, running: &[bool]) {
@@ -239,6 +318,9 @@ impl<B: LoopBody> ForkJoin<B> {
 
     /// Emits thread `t`'s next iteration (see [`Program::next_ops`]).
     pub fn next_ops(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
+        if self.adaptive.is_some() {
+            return self.next_ops_adaptive(t, running, out);
+        }
         let iter = self.next_iter[t as usize];
         if iter >= self.body.iterations() {
             return;
@@ -255,6 +337,83 @@ impl<B: LoopBody> ForkJoin<B> {
         out.push(Op::ParallelExit(iter));
         out.push(Op::IterationEnd(iter));
         self.next_iter[t as usize] = iter + 1;
+    }
+
+    /// The adaptive driver: entry announced on its own (so the scheduler's answer to it
+    /// decides the team), then the work; the iteration end comes before the barrier (the
+    /// last thread to end it is the one that releases the barrier, so the end is the same
+    /// moment), so a thread a scheduler stops between the barrier and the exit has ended
+    /// its iteration.
+    fn next_ops_adaptive(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
+        let ti = t as usize;
+        let last = self.body.iterations();
+        let mut iter = self.next_iter[ti];
+        if iter >= last {
+            return;
+        }
+        let team = self.adaptive.as_mut().expect("adaptive driver");
+        if let Some(f) = team.frontier {
+            // Behind the program: the thread sat the constructs in between out (it was
+            // in none of their teams, or their barriers could not have released).
+            let member_here = self.dealt_iter == Some(iter) && team.member[ti];
+            if iter < f && !member_here {
+                iter = f;
+                self.next_iter[ti] = f;
+                team.entered[ti] = false;
+            }
+            let dealt_without = self.dealt_iter == Some(iter) && !team.member[ti];
+            if dealt_without && !team.entered[ti] {
+                // The construct it is at runs without it: idle until the next one, or
+                // done if it was the last.
+                if iter + 1 >= last {
+                    self.next_iter[ti] = last;
+                    return;
+                }
+                out.push(Op::Compute(IDLE_POLL));
+                return;
+            }
+        }
+        if !team.entered[ti] {
+            team.entered[ti] = true;
+            team.frontier = Some(team.frontier.map_or(iter, |f| f.max(iter)));
+            out.push(Op::ParallelEnter(iter));
+            return;
+        }
+        team.entered[ti] = false;
+        if self.dealt_iter != Some(iter) {
+            for (m, &r) in team.member.iter_mut().zip(running) {
+                *m = r;
+            }
+            let size = running.iter().filter(|&&r| r).count() as u32;
+            team.sizes = [team.sizes[1], (iter, size)];
+            self.deal_chunks(running);
+            self.dealt_iter = Some(iter);
+        }
+        let team = self.adaptive.as_ref().expect("adaptive driver");
+        if !team.member[ti] {
+            // Entered after the work was dealt without it: leave, and idle.
+            out.push(Op::ParallelExit(iter));
+            return;
+        }
+        for &c in &self.deal[ti] {
+            self.body.chunk(iter, c, out);
+        }
+        out.push(Op::IterationEnd(iter));
+        out.push(Op::Barrier);
+        out.push(Op::ParallelExit(iter));
+        self.next_iter[ti] = iter + 1;
+    }
+
+    /// For [`Program::barrier_parties`]: the team of the construct thread `t` is in.
+    pub fn barrier_parties(&self, t: u32) -> Option<u32> {
+        let k = self.next_iter.get(t as usize)?.checked_sub(1)?;
+        self.iteration_parties(k)
+    }
+
+    /// For [`Program::iteration_parties`]: the team of construct `k`.
+    pub fn iteration_parties(&self, k: u32) -> Option<u32> {
+        let team = self.adaptive.as_ref()?;
+        team.sizes.iter().find(|s| s.0 == k).map(|s| s.1)
     }
 }
 

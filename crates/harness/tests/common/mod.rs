@@ -11,6 +11,10 @@ pub fn small(kind: &str) -> Vec<String> {
         "msort" => &["workload.n=4096"],
         "backprop" => &["workload.epochs=1"],
         "psolu" => &["workload.grid=16", "workload.tolerance_digits=3"],
+        "nas-bt" | "nas-sp" | "nas-lu" | "nas-mg" => &["workload.n=16", "workload.iterations=2"],
+        "nas-cg" => &["workload.n=512", "workload.iterations=1"],
+        "nas-ft" => &["workload.n=32", "workload.iterations=1"],
+        "background" => &["workload.jobs=2", "workload.bursts_per_job=3"],
         "gups" => &[
             "workload.updates=2000",
             "workload.working_set_bytes=1048576",
@@ -18,6 +22,9 @@ pub fn small(kind: &str) -> Vec<String> {
         _ => &[],
     };
     let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    v.push("workload.threads=8".into());
+    // A background load's thread count is its number of streams.
+    if kind != "background" {
+        v.push("workload.threads=8".into());
+    }
     v
 }

@@ -1,0 +1,511 @@
+//! What the NAS kernels (`nas-bt`, `nas-sp`, `nas-cg`, `nas-ft`, `nas-lu`, `nas-mg`)
+//! share: a reference-pattern model of an OpenMP NAS benchmark (NPB 2 / the OpenMP
+//! version of Jin, Frumkin and Yan, 1999) as an iterative fork-join program.
+//!
+//! A kernel is a set of arrays, each split along its outermost dimension into planes,
+//! and a list of sweeps that one outer iteration makes over them. The parallel loops
+//! distribute planes statically: thread `c` of `P` owns planes `[c*n/P, (c+1)*n/P)` of
+//! every array, so first touch puts each thread's planes (its memory affinity set) in its
+//! node's memory. A sweep either walks the thread's own planes ([`Sweep::Own`]), or its
+//! share of the second dimension in every plane ([`Sweep::Across`]: the loops that
+//! NPB-OMP parallelises over another index, such as BT's and SP's `z_solve` over `j` and
+//! FT's third FFT, which reach into other threads' pages), or the whole array
+//! ([`Sweep::All`]: CG's matrix-vector product reads all of `p`).
+//!
+//! References are counted per 128-byte secondary-cache line (the R10000's L2 line on the
+//! Origin2000): a sweep costs one memory reference per line it walks, per pass, so the
+//! reference counts stand for cache misses rather than loads and stores (the per-processor
+//! cache model is not in the engine; this is its stand-in, exact for streaming sweeps
+//! over data larger than the 4 MB cache). Computation between misses is
+//! `compute_ns_per_line` per line. One parallel construct per outer iteration, ended by
+//! one barrier; the kernels' inner barriers, reductions and pipelined wavefronts (LU) are
+//! left out, as are the setup phase and verification.
+
+use super::{Emitter, ForkJoin, LoopBody, Op, Program};
+use crate::error::ConfigError;
+use crate::estimate::Footprint;
+use crate::machine::Machine;
+use crate::memory::{ArrayId, Layout};
+use crate::types::Ns;
+
+/// Secondary-cache line of the Origin2000's R10000 (bytes): the unit of a memory
+/// reference in these models.
+pub const LINE_BYTES: u64 = 128;
+
+/// One array of a kernel: its name, how many planes it splits into along the
+/// distributed dimension, and the bytes of one plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArraySpec {
+    /// Name, as in the NPB source.
+    pub name: &'static str,
+    /// Planes along the distributed (outermost) dimension.
+    pub planes: u64,
+    /// Bytes of one plane.
+    pub plane_bytes: u64,
+}
+
+/// One sweep of an outer iteration over array `array` (index into the kernel's arrays).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sweep {
+    /// The thread's own planes, `passes` times; writes if `write`.
+    Own {
+        /// The array.
+        array: usize,
+        /// Whether it writes.
+        write: bool,
+        /// Times it walks them.
+        passes: u32,
+    },
+    /// The thread's share of the second dimension in every plane.
+    Across {
+        /// The array.
+        array: usize,
+        /// Whether it writes.
+        write: bool,
+        /// Times it walks them.
+        passes: u32,
+    },
+    /// The whole array, read.
+    All {
+        /// The array.
+        array: usize,
+        /// Times it walks it.
+        passes: u32,
+    },
+}
+
+/// A kernel: arrays, sweeps per outer iteration, iterations.
+#[derive(Clone, Debug)]
+pub struct KernelSpec {
+    /// Registry name.
+    pub name: &'static str,
+    /// Its arrays.
+    pub arrays: Vec<ArraySpec>,
+    /// One outer iteration's sweeps, in order.
+    pub sweeps: Vec<Sweep>,
+    /// Outer iterations.
+    pub iterations: u32,
+}
+
+/// Parameters every NAS kernel shares besides its problem size.
+#[derive(Clone, Copy, Debug)]
+pub struct Common {
+    /// Threads (`None`: one per processor).
+    pub threads: Option<u32>,
+    /// Computation per cache line walked (ns).
+    pub compute_ns_per_line: u64,
+    /// Whether the program adapts its thread count at each construct.
+    pub adapt_threads: bool,
+}
+
+/// The planned address space.
+struct Plan {
+    layout: Layout,
+    ids: Vec<ArrayId>,
+    threads: u32,
+    pages: u64,
+    /// Operations one chunk (thread's share of an iteration) emits, at most.
+    chunk_ops: u64,
+}
+
+fn plan(spec: &KernelSpec, c: &Common, machine: &Machine) -> Result<Plan, ConfigError> {
+    let threads = super::thread_count("workload.threads", c.threads, machine)?;
+    let ps = machine.page_size();
+    let mut layout = Layout::new();
+    let mut ids = Vec::with_capacity(spec.arrays.len());
+    for a in &spec.arrays {
+        // Each array starts on a page, as Fortran common blocks padded by the compiler.
+        ids.push(layout.alloc_2d(a.name, a.planes, a.plane_bytes, 1, ps, 1));
+    }
+    let pages = layout.pages_checked(ps, "workload.n")?;
+    // A run per page per sweep, plus one compute op, bounds a chunk's operations.
+    let mut chunk_ops = 0u64;
+    for s in &spec.sweeps {
+        let (a, planes) = match *s {
+            Sweep::Own { array, .. } => {
+                let a = &spec.arrays[array];
+                (a, a.planes.div_ceil(threads as u64))
+            }
+            Sweep::Across { array, .. } | Sweep::All { array, .. } => {
+                let a = &spec.arrays[array];
+                (a, a.planes)
+            }
+        };
+        let per_plane = crate::estimate::runs_of(a.plane_bytes, 1, ps);
+        chunk_ops = chunk_ops
+            .saturating_add(planes.saturating_mul(per_plane))
+            .saturating_add(1);
+    }
+    Ok(Plan {
+        layout,
+        ids,
+        threads,
+        pages,
+        chunk_ops,
+    })
+}
+
+/// What a kernel needs, from its parameters alone (the same plan as [`Nas::new`]).
+pub fn footprint(
+    spec: &KernelSpec,
+    c: &Common,
+    machine: &Machine,
+) -> Result<Footprint, ConfigError> {
+    let p = plan(spec, c, machine)?;
+    // Chunks are dealt round robin, so a thread may run every chunk of an iteration.
+    let per_iter = p
+        .chunk_ops
+        .saturating_mul(p.threads as u64)
+        .saturating_add(p.threads as u64 * 4);
+    Ok(Footprint {
+        pages: p.pages,
+        threads: p.threads,
+        ops: per_iter.saturating_mul(spec.iterations as u64),
+        buffered_ops: p
+            .chunk_ops
+            .saturating_mul(p.threads as u64)
+            .saturating_add(4),
+        bytes: ForkJoin::<Body>::bytes(p.threads)
+            .saturating_add(p.threads as u64 * p.threads as u64 * 4)
+            .saturating_add(spec.arrays.len() as u64 * 64),
+        iterations: spec.iterations as u64,
+        size_field: "workload.n",
+        ops_field: "workload.iterations",
+    })
+}
+
+/// The loop body: an iteration's chunk `c` is thread `c`'s share of every sweep.
+#[derive(Debug)]
+pub struct Body {
+    spec: KernelSpec,
+    bases: Vec<u64>,
+    chunks: u32,
+    emit: Emitter,
+    compute_ns_per_line: u64,
+}
+
+impl Body {
+    /// Emits `passes` references to each line of bytes `[from, to)` of array `a`.
+    fn lines(
+        &self,
+        out: &mut Vec<Op>,
+        a: usize,
+        from: u64,
+        to: u64,
+        write: bool,
+        passes: u32,
+    ) -> u64 {
+        if to <= from {
+            return 0;
+        }
+        let first = from / LINE_BYTES;
+        let last = to.div_ceil(LINE_BYTES);
+        let n = last - first;
+        self.emit.range(
+            out,
+            self.bases[a] + first * LINE_BYTES,
+            n,
+            LINE_BYTES,
+            passes,
+            write,
+        );
+        n * passes as u64
+    }
+}
+
+impl LoopBody for Body {
+    fn iterations(&self) -> u32 {
+        self.spec.iterations
+    }
+
+    fn chunks(&self) -> u32 {
+        self.chunks
+    }
+
+    fn chunk(&self, _iter: u32, c: u32, out: &mut Vec<Op>) {
+        let (c, p) = (c as u64, self.chunks as u64);
+        for s in &self.spec.sweeps {
+            let lines = match *s {
+                Sweep::Own {
+                    array,
+                    write,
+                    passes,
+                } => {
+                    let a = &self.spec.arrays[array];
+                    let (lo, hi) = (c * a.planes / p, (c + 1) * a.planes / p);
+                    self.lines(
+                        out,
+                        array,
+                        lo * a.plane_bytes,
+                        hi * a.plane_bytes,
+                        write,
+                        passes,
+                    )
+                }
+                Sweep::Across {
+                    array,
+                    write,
+                    passes,
+                } => {
+                    let a = &self.spec.arrays[array];
+                    let (lo, hi) = (c * a.plane_bytes / p, (c + 1) * a.plane_bytes / p);
+                    (0..a.planes)
+                        .map(|k| {
+                            let at = k * a.plane_bytes;
+                            self.lines(out, array, at + lo, at + hi, write, passes)
+                        })
+                        .sum()
+                }
+                Sweep::All { array, passes } => {
+                    let a = &self.spec.arrays[array];
+                    self.lines(out, array, 0, a.planes * a.plane_bytes, false, passes)
+                }
+            };
+            if lines > 0 && self.compute_ns_per_line > 0 {
+                out.push(Op::Compute(Ns(
+                    lines.saturating_mul(self.compute_ns_per_line)
+                )));
+            }
+        }
+    }
+}
+
+/// A NAS kernel as a program.
+#[derive(Debug)]
+pub struct Nas {
+    layout: Layout,
+    fj: ForkJoin<Body>,
+    threads: u32,
+}
+
+impl Nas {
+    /// Builds kernel `spec` for `machine` (validated by the same plan as [`footprint`]).
+    pub fn new(spec: KernelSpec, c: &Common, machine: &Machine) -> Result<Nas, ConfigError> {
+        let p = plan(&spec, c, machine)?;
+        let bases = p.ids.iter().map(|&id| p.layout.array(id).base).collect();
+        let body = Body {
+            spec,
+            bases,
+            chunks: p.threads,
+            emit: Emitter {
+                page_size: machine.page_size(),
+            },
+            compute_ns_per_line: c.compute_ns_per_line,
+        };
+        let fj = if c.adapt_threads {
+            ForkJoin::adaptive(body, p.threads)
+        } else {
+            ForkJoin::new(body, p.threads)
+        };
+        Ok(Nas {
+            layout: p.layout,
+            fj,
+            threads: p.threads,
+        })
+    }
+}
+
+impl Program for Nas {
+    fn name(&self) -> &str {
+        self.fj.body().spec.name
+    }
+    fn threads(&self) -> u32 {
+        self.threads
+    }
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn placement_hints(&self) -> &[Option<u32>] {
+        &[]
+    }
+    fn next_ops(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
+        self.fj.next_ops(t, running, out);
+    }
+    fn adapts_threads(&self) -> bool {
+        self.fj.is_adaptive()
+    }
+    fn barrier_parties(&self, t: u32) -> Option<u32> {
+        self.fj.barrier_parties(t)
+    }
+    fn iteration_parties(&self, k: u32) -> Option<u32> {
+        self.fj.iteration_parties(k)
+    }
+}
+
+/// Declares a NAS kernel's configuration type and registry entry: `$cfg` with fields
+/// `n` (problem size), `iterations`, `threads`, `compute_ns_per_line`, `adapt_threads`,
+/// and a `spec(&self) -> KernelSpec` written in the kernel's file.
+macro_rules! nas_config {
+    (
+        $(#[$doc:meta])*
+        $cfg:ident, kind $kind:literal, $desc:literal,
+        n: $n_doc:tt = $n:tt in $nmin:tt ..= $nmax:tt,
+        iterations: $it_doc:tt = $it:tt
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, crate::fields::Fields)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct $cfg {
+            #[doc = $n_doc]
+            #[field(min = $nmin, max = $nmax)]
+            pub n: u64,
+            #[doc = $it_doc]
+            #[field(min = 1, max = 1_000_000)]
+            pub iterations: u32,
+            /// Threads; default one per processor (the paper's programs use 32).
+            #[field(min = 1, max = crate::estimate::MAX_THREADS)]
+            pub threads: Option<u32>,
+            /// Computation per 128-byte cache line walked (ns): the work between cache
+            /// misses. Not from the paper; default 1000.
+            #[field(min = 0, max = 1_000_000_000, unit = "ns")]
+            pub compute_ns_per_line: u64,
+            /// Whether the program adapts its thread count to its processors at each
+            /// parallel construct (process control, for `space-sharing` and for scripted
+            /// preemptions whose work is redistributed). Default false: a fixed team.
+            pub adapt_threads: bool,
+        }
+
+        impl Default for $cfg {
+            fn default() -> Self {
+                $cfg {
+                    n: $n,
+                    iterations: $it,
+                    threads: None,
+                    compute_ns_per_line: 1000,
+                    adapt_threads: false,
+                }
+            }
+        }
+
+        impl crate::registry::Describe for $cfg {
+            const KIND: &'static str = $kind;
+            const DESCRIPTION: &'static str = $desc;
+        }
+
+        impl $cfg {
+            fn common(&self) -> super::nas::Common {
+                super::nas::Common {
+                    threads: self.threads,
+                    compute_ns_per_line: self.compute_ns_per_line,
+                    adapt_threads: self.adapt_threads,
+                }
+            }
+        }
+
+        impl crate::workload::WorkloadParams for $cfg {
+            fn footprint(
+                &self,
+                machine: &crate::machine::Machine,
+            ) -> Result<crate::estimate::Footprint, crate::error::ConfigError> {
+                super::nas::footprint(&self.spec(), &self.common(), machine)
+            }
+            fn build(
+                &self,
+                machine: &crate::machine::Machine,
+            ) -> Result<Vec<Box<dyn crate::workload::Program>>, crate::error::ConfigError> {
+                Ok(vec![Box::new(super::nas::Nas::new(
+                    self.spec(),
+                    &self.common(),
+                    machine,
+                )?)])
+            }
+        }
+
+        inventory::submit!(crate::workload::WorkloadEntry::of::<$cfg>());
+    };
+}
+pub(crate) use nas_config;
+
+/// An array of `comps` eight-byte values per point of an `n` x `n` x `n` grid, split
+/// into `n` planes of `n` x `n` points.
+pub fn grid(name: &'static str, n: u64, comps: u64) -> ArraySpec {
+    ArraySpec {
+        name,
+        planes: n,
+        plane_bytes: n.saturating_mul(n).saturating_mul(comps).saturating_mul(8),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine() -> Machine {
+        let mut cfg = crate::mm::test_machine_config(2);
+        cfg.page_size_bytes = 1024;
+        cfg.frames_per_node = 1 << 16;
+        Machine::new(cfg).unwrap()
+    }
+
+    fn spec(sweep: Sweep) -> KernelSpec {
+        KernelSpec {
+            name: "test",
+            arrays: vec![grid("u", 8, 1)],
+            sweeps: vec![sweep],
+            iterations: 1,
+        }
+    }
+
+    fn pages_of(spec: KernelSpec, chunk: u32) -> Vec<u32> {
+        let c = Common {
+            threads: Some(2),
+            compute_ns_per_line: 0,
+            adapt_threads: false,
+        };
+        let nas = Nas::new(spec, &c, &machine()).unwrap();
+        let mut out = Vec::new();
+        nas.fj.body().chunk(0, chunk, &mut out);
+        out.iter()
+            .filter_map(|o| match o {
+                Op::Ref { vpn, .. } => Some(vpn.0),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_own_sweep_walks_the_threads_block_of_planes() {
+        // 8 planes of 512 bytes on 1 KB pages: thread 1 owns planes 4..8, pages 2 and 3.
+        let s = spec(Sweep::Own {
+            array: 0,
+            write: false,
+            passes: 1,
+        });
+        assert_eq!(pages_of(s, 1), vec![2, 3]);
+    }
+
+    #[test]
+    fn an_across_sweep_reaches_every_plane() {
+        let s = spec(Sweep::Across {
+            array: 0,
+            write: true,
+            passes: 1,
+        });
+        assert_eq!(pages_of(s, 0), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_sweep_references_each_cache_line_once_per_pass() {
+        let s = spec(Sweep::All {
+            array: 0,
+            passes: 2,
+        });
+        let c = Common {
+            threads: Some(2),
+            compute_ns_per_line: 0,
+            adapt_threads: false,
+        };
+        let nas = Nas::new(s, &c, &machine()).unwrap();
+        let mut out = Vec::new();
+        nas.fj.body().chunk(0, 0, &mut out);
+        let refs: u64 = out
+            .iter()
+            .map(|o| match o {
+                Op::Ref { count, .. } => *count as u64,
+                _ => 0,
+            })
+            .sum();
+        // 4 KB = 32 lines, twice.
+        assert_eq!(refs, 64);
+    }
+}

@@ -1,0 +1,70 @@
+//! `nas-lu`: the NAS LU benchmark (SSOR solver with lower and upper triangular sweeps on
+//! an `n`^3 grid, NPB 2), as an OpenMP reference pattern (see [`super::nas`]). Class A:
+//! `n` = 64, 250 iterations. Arrays: u, rsd, frct, flux (five components), qs, rho_i
+//! (one).
+//!
+//! Per iteration: the residual (`rhs`) over own k-planes; the lower (`jacld`, `blts`) and
+//! upper (`jacu`, `buts`) sweeps, which NPB-OMP pipelines over k while splitting each
+//! plane's j-rows among threads, so each thread walks its rows of every plane; the update
+//! over own k-planes. Left out: the wavefront pipeline's synchronisation (each thread
+//! walks its rows without waiting for its neighbour), the 5x5 block arithmetic (as
+//! computation per line), setup and verification.
+
+use super::nas::{grid, nas_config, KernelSpec, Sweep};
+
+nas_config! {
+    /// Parameters of `nas-lu`.
+    NasLuConfig, kind "nas-lu",
+    "NAS LU (OpenMP): SSOR, residual over own k-planes, triangular sweeps across j (class A: 64^3, 250 iterations)",
+    n: "Grid points per dimension. Default 64 (class A)." = 64 in 2 ..= 4096,
+    iterations: "SSOR iterations. Default 250 (class A)." = 250
+}
+
+impl NasLuConfig {
+    fn spec(&self) -> KernelSpec {
+        let n = self.n;
+        let arrays = vec![
+            grid("u", n, 5),
+            grid("rsd", n, 5),
+            grid("frct", n, 5),
+            grid("flux", n, 5),
+            grid("qs", n, 1),
+            grid("rho_i", n, 1),
+        ];
+        let (u, rsd, frct, flux, qs, rho_i) = (0, 1, 2, 3, 4, 5);
+        let own = |array, write, passes| Sweep::Own {
+            array,
+            write,
+            passes,
+        };
+        let across = |array, write, passes| Sweep::Across {
+            array,
+            write,
+            passes,
+        };
+        let sweeps = vec![
+            // rhs
+            own(u, false, 1),
+            own(qs, true, 1),
+            own(rho_i, true, 1),
+            own(frct, false, 1),
+            own(flux, true, 3),
+            own(rsd, true, 3),
+            // jacld + blts
+            across(u, false, 1),
+            across(rsd, true, 1),
+            // jacu + buts
+            across(u, false, 1),
+            across(rsd, true, 1),
+            // update
+            own(u, true, 1),
+            own(rsd, false, 1),
+        ];
+        KernelSpec {
+            name: "nas-lu",
+            arrays,
+            sweeps,
+            iterations: self.iterations,
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! `nas-sp`: the NAS SP benchmark (scalar-pentadiagonal ADI solver on an `n`^3 grid, NPB
+//! 2), as an OpenMP reference pattern (see [`super::nas`]). Class A: `n` = 64, 400
+//! iterations. Arrays: u, rhs, forcing (five components), us, vs, ws, qs, rho_i, speed,
+//! square (one), lhs (five: the pentadiagonal factors of a line, kept per point here).
+//!
+//! Per iteration: `compute_rhs` over own k-planes; `txinvr`; `x_solve` and `ninvr`,
+//! `y_solve` and `pinvr` over own k-planes; `z_solve` and `tzetar` parallel over j (each
+//! thread's rows of every plane); `add`. Left out: the arithmetic (as computation per
+//! line), boundaries, setup and verification.
+
+use super::nas::{grid, nas_config, KernelSpec, Sweep};
+
+nas_config! {
+    /// Parameters of `nas-sp`.
+    NasSpConfig, kind "nas-sp",
+    "NAS SP (OpenMP): ADI scalar-pentadiagonal solver; own k-planes, z_solve across j (class A: 64^3, 400 iterations)",
+    n: "Grid points per dimension. Default 64 (class A)." = 64 in 2 ..= 4096,
+    iterations: "Outer (time-step) iterations. Default 400 (class A)." = 400
+}
+
+impl NasSpConfig {
+    fn spec(&self) -> KernelSpec {
+        let n = self.n;
+        let one = ["us", "vs", "ws", "qs", "rho_i", "speed", "square"];
+        let mut arrays = vec![grid("u", n, 5), grid("rhs", n, 5), grid("forcing", n, 5)];
+        arrays.extend(one.iter().map(|name| grid(name, n, 1)));
+        arrays.push(grid("lhs", n, 5));
+        let (u, rhs, forcing, lhs) = (0, 1, 2, 10);
+        let own = |array, write, passes| Sweep::Own {
+            array,
+            write,
+            passes,
+        };
+        let across = |array, write, passes| Sweep::Across {
+            array,
+            write,
+            passes,
+        };
+        let mut sweeps = vec![own(u, false, 1)];
+        sweeps.extend((3..10).map(|a| own(a, true, 1)));
+        sweeps.extend([
+            own(forcing, false, 1),
+            own(rhs, true, 3),
+            // txinvr
+            own(rhs, true, 1),
+            // x_solve + ninvr, y_solve + pinvr: own k-planes.
+            own(lhs, true, 1),
+            own(rhs, true, 3),
+            own(lhs, true, 1),
+            own(rhs, true, 3),
+            // z_solve + tzetar: parallel over j.
+            across(lhs, true, 1),
+            across(rhs, true, 3),
+            across(u, false, 1),
+            // add
+            own(u, true, 1),
+            own(rhs, false, 1),
+        ]);
+        KernelSpec {
+            name: "nas-sp",
+            arrays,
+            sweeps,
+            iterations: self.iterations,
+        }
+    }
+}
