@@ -147,6 +147,10 @@ struct RunArgs {
     /// cost in the same model and the regret (as `numaplace oracle` does).
     #[arg(long)]
     oracle: bool,
+    /// Also run each program alone on dedicated processors (same machine, policy and
+    /// seed) and report its slowdown in this run.
+    #[arg(long)]
+    slowdown: bool,
 }
 
 /// `numaplace oracle`.
@@ -547,6 +551,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         return out(&text::estimate_summary(&est, &limits));
     }
     let est = numaplace_harness::admit(&cfg, &limits)?;
+    if a.oracle && a.slowdown {
+        return Err(UserError::new("--oracle and --slowdown: choose one").into());
+    }
     if a.oracle {
         let top = if a.pages > 0 { a.pages } else { 10 };
         return run_oracle(&cfg, None, top, a.json, Default::default());
@@ -570,7 +577,22 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         e @ SimError::TimeOverflow { .. } => Failure::from(UserError::new(e.to_string())),
         other => Failure::from(anyhow::Error::new(other).context("simulation failed")),
     })?;
+    let mut result = result;
     let mut report = text::run_summary(&cfg, &result.stats);
+    if a.slowdown && !result.stats.partial {
+        eprintln!("slowdown: running each program alone on dedicated processors");
+        let slow =
+            numaplace_harness::slowdown::slowdowns(&cfg, &result.stats).map_err(|e| match e {
+                SimError::Config(c) => Failure::from(UserError::new(format!(
+                    "a program alone on dedicated processors: {c}"
+                ))),
+                other => Failure::from(
+                    anyhow::Error::new(other).context("a program's dedicated run failed"),
+                ),
+            })?;
+        numaplace_harness::slowdown::add_to_record(&mut result.json, &slow);
+        report.push_str(&numaplace_harness::slowdown::text(&slow));
+    }
     if a.pages > 0 {
         report.push_str(&text::page_report(
             &result.stats,

@@ -432,3 +432,38 @@ fn a_spec_with_an_empty_axis_is_a_user_error() {
     ]);
     assert_user_error(&o, &["axis"]);
 }
+
+#[test]
+fn run_with_slowdown_reports_each_program_against_its_dedicated_run() {
+    let cfg = tmp("slowdown.toml");
+    std::fs::write(
+        &cfg,
+        "[scheduler]\nkind = \"time-sharing\"\n\
+         [[program]]\nworkload = { kind = \"jacobi\", n = 64, iterations = 2, threads = 16 }\n\
+         [[program]]\nworkload = { kind = \"matvec\", n = 64, threads = 16 }\n",
+    )
+    .unwrap();
+    let json = tmp("slowdown.json");
+    let o = numaplace(&[
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--slowdown",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("slowdown against each program alone"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for p in v["programs"].as_array().unwrap() {
+        assert!(p["slowdown"].as_f64().unwrap() >= 1.0, "{p}");
+        assert!(p["dedicated_turnaround_ns"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn slowdown_and_oracle_together_are_refused() {
+    let o = numaplace(&["run", "--slowdown", "--oracle"]);
+    assert_user_error(&o, &["--oracle and --slowdown"]);
+}

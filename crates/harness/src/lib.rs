@@ -13,6 +13,7 @@ pub mod oracle;
 pub mod presets;
 pub mod resolve;
 pub mod result;
+pub mod slowdown;
 pub mod study_runner;
 pub mod text;
 

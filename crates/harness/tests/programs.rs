@@ -157,3 +157,48 @@ fn the_estimate_covers_every_program() {
     assert_eq!(both.threads, 8);
     assert!(both.bytes > one.bytes);
 }
+
+const SHARED: &str = r#"
+[machine]
+preset = "butterfly-plus"
+
+[scheduler]
+kind = "time-sharing"
+
+[[program]]
+workload = { kind = "jacobi", n = 64, iterations = 3, threads = 16 }
+
+[[program]]
+workload = { kind = "jacobi", n = 64, iterations = 3, threads = 16 }
+"#;
+
+#[test]
+fn a_program_alone_on_dedicated_processors_has_slowdown_one() {
+    let cfg = resolve(TWO, &["program[1].start_ns=0"]).unwrap();
+    let one = numaplace_harness::slowdown::dedicated_config(&cfg, &cfg.programs().unwrap()[0]);
+    let out = run_to_json(&one).unwrap();
+    let s = numaplace_harness::slowdown::slowdowns(&one, &out.stats).unwrap();
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].ratio(), 1.0);
+}
+
+#[test]
+fn programs_sharing_processors_are_slowed_down_against_their_dedicated_runs() {
+    let cfg = resolve(SHARED, &[]).unwrap();
+    let out = run_to_json(&cfg).unwrap();
+    let s = numaplace_harness::slowdown::slowdowns(&cfg, &out.stats).unwrap();
+    assert_eq!(s.len(), 2);
+    assert!(s.iter().all(|p| p.ratio() >= 1.0), "{s:?}");
+    assert!(s.iter().any(|p| p.ratio() > 1.2), "{s:?}");
+}
+
+#[test]
+fn the_record_gains_each_programs_dedicated_turnaround_and_slowdown() {
+    let cfg = resolve(SHARED, &[]).unwrap();
+    let mut out = run_to_json(&cfg).unwrap();
+    let s = numaplace_harness::slowdown::slowdowns(&cfg, &out.stats).unwrap();
+    numaplace_harness::slowdown::add_to_record(&mut out.json, &s);
+    let p = &out.json["programs"][1];
+    assert_eq!(p["dedicated_turnaround_ns"], s[1].dedicated_ns);
+    assert_eq!(p["slowdown"].as_f64(), Some(s[1].ratio()));
+}
