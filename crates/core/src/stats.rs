@@ -133,6 +133,10 @@ pub struct ProgramStats {
     pub sync_wait_ns: u64,
     /// Its threads' time in fault handling (ns).
     pub fault_ns: u64,
+    /// Migrations of its pages.
+    pub migrations: u64,
+    /// Its pages with a copy at the end (its resident set).
+    pub resident_pages: u64,
 }
 
 /// Counters over one interval of a run (one program iteration, or one fixed time interval).
@@ -224,6 +228,13 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The program whose address space holds `vpn` (programs are laid out one after
+    /// another; their entries exist from the start of the run).
+    pub(crate) fn program_of(&mut self, vpn: crate::types::Vpn) -> Option<&mut ProgramStats> {
+        let i = self.programs.partition_point(|p| p.first_vpn <= vpn.0);
+        self.programs.get_mut(i.checked_sub(1)?)
+    }
+
     /// A mutable page report, when per-page reporting is on.
     #[inline]
     pub(crate) fn page(&mut self, vpn: crate::types::Vpn) -> Option<&mut PageReport> {

@@ -67,13 +67,22 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
         let _ = writeln!(o, "  programs:");
         let _ = writeln!(
             o,
-            "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12}",
-            "id", "name", "threads", "start", "completion", "turnaround", "local", "remote"
+            "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12} {:>10} {:>9}",
+            "id",
+            "name",
+            "threads",
+            "start",
+            "completion",
+            "turnaround",
+            "local",
+            "remote",
+            "migrations",
+            "resident"
         );
         for (i, p) in s.programs.iter().enumerate() {
             let _ = writeln!(
                 o,
-                "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12}",
+                "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12} {:>10} {:>9}",
                 i,
                 p.name,
                 p.threads,
@@ -81,7 +90,9 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
                 secs(p.completion_ns),
                 secs(p.turnaround_ns),
                 p.refs.local,
-                p.refs.remote
+                p.refs.remote,
+                p.migrations,
+                p.resident_pages
             );
         }
     }

@@ -202,3 +202,29 @@ fn the_record_gains_each_programs_dedicated_turnaround_and_slowdown() {
     assert_eq!(p["dedicated_turnaround_ns"], s[1].dedicated_ns);
     assert_eq!(p["slowdown"].as_f64(), Some(s[1].ratio()));
 }
+
+#[test]
+fn each_programs_migrations_and_resident_set_are_its_own() {
+    let cfg = resolve(
+        SHARED,
+        &[
+            "policy.kind=\"platinum\"",
+            "program[1].workload.iterations=6",
+        ],
+    )
+    .unwrap();
+    let out = run_to_json(&cfg).unwrap();
+    let p = &out.stats.programs;
+    assert!(out.stats.events.migrations > 0);
+    assert_eq!(
+        p[0].migrations + p[1].migrations,
+        out.stats.events.migrations
+    );
+    for q in p {
+        assert!(q.resident_pages > 0 && q.resident_pages <= q.pages, "{q:?}");
+    }
+    assert_eq!(
+        out.json["programs"][1]["resident_pages"],
+        p[1].resident_pages
+    );
+}

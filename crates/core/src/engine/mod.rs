@@ -410,6 +410,7 @@ impl Engine {
         }
         self.stats.threads = self.threads.into_iter().map(|t| t.stats).collect();
         let npages = self.stats.npages as u32;
+        let during = std::mem::take(&mut self.stats.programs);
         self.stats.programs = (0..self.progs.len())
             .map(|pi| {
                 let p = &self.progs[pi];
@@ -421,6 +422,10 @@ impl Engine {
                     pages: (end_vpn - p.base_vpn) as u64,
                     first_vpn: p.base_vpn,
                     start_ns: p.start.0,
+                    migrations: during.get(pi).map_or(0, |d| d.migrations),
+                    resident_pages: (p.base_vpn..end_vpn)
+                        .filter(|&v| self.mm.mem.copy_count(Vpn(v)) > 0)
+                        .count() as u64,
                     ..Default::default()
                 };
                 let first = p.first_thread as usize;

@@ -141,6 +141,15 @@ impl Engine {
         }
         let MemSystem { machine, mem, .. } = &mut mm;
         let mut stats = Stats::default();
+        // Each program's entry exists from the start, so actions during the run (a
+        // migration of one of its pages) count against it; the rest is filled at the end.
+        stats.programs = progs
+            .iter()
+            .map(|p| crate::stats::ProgramStats {
+                first_vpn: p.base_vpn,
+                ..Default::default()
+            })
+            .collect();
         if opts.per_page {
             stats.pages = (0..npages)
                 .map(|v| PageReport {

@@ -223,6 +223,9 @@ impl Mm for SimMm<'_> {
         self.mem.move_copy(vpn, to);
         self.charge_shootdowns(self.mem.page(vpn).mapped);
         self.stats.events.migrations += 1;
+        if let Some(p) = self.stats.program_of(vpn) {
+            p.migrations += 1;
+        }
         if let Some(r) = self.stats.page(vpn) {
             r.migrations += 1;
         }
