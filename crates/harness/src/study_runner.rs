@@ -3,6 +3,7 @@
 
 use crate::analysis::{run_analysis, AnalysisConfig};
 use crate::{admit, resolve, run_to_json, Limits, Overrides, RunConfig, UserError};
+use numaplace_oracle::solve::SolveOptions;
 use numaplace_study::{RunPoint, Runner};
 use serde_json::Value;
 
@@ -44,6 +45,52 @@ enum Prepared {
     Analysis(Box<RunConfig>, AnalysisConfig),
     /// A simulation.
     Simulation(Box<RunConfig>),
+    /// A simulation whose record also holds the offline optimum of its trace and the
+    /// policy's regret (a point with an `[oracle]` table).
+    Oracle(Box<RunConfig>, SolveOptions),
+}
+
+/// A point's `[oracle]` table: the record gains `oracle` (the optimum, the policy's cost
+/// in the same model and the regret, as `numaplace oracle --json` gives them) and a
+/// top-level `regret` (against the replication model's optimum when it was solved, else
+/// the migration-only one; `regret_at_most` when only a lower bound is known).
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OracleTable {
+    /// Solve the replication model too (machines of at most 16 nodes). Default true.
+    #[serde(default = "yes")]
+    replication: bool,
+    /// Work the replication model may take before it is given up.
+    #[serde(default = "default_budget")]
+    replication_budget: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_budget() -> u64 {
+    numaplace_oracle::solve::DEFAULT_REPLICATION_BUDGET
+}
+
+/// A temporary trace file, removed when dropped.
+struct TempTrace(std::path::PathBuf);
+
+impl TempTrace {
+    fn new(id: &str) -> TempTrace {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        TempTrace(std::env::temp_dir().join(format!(
+            "numaplace-sweep-{}-{id}-{n}.trace",
+            std::process::id()
+        )))
+    }
+}
+
+impl Drop for TempTrace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Resolves a point's configuration: everything `run` needs, validated, nothing run.
@@ -59,8 +106,23 @@ fn prepare(point: &RunPoint) -> Result<Prepared, UserError> {
         let cfg = resolve(Some((&point.id, table)), &Overrides::default())?;
         return Ok(Prepared::Analysis(Box::new(cfg), analysis));
     }
+    let oracle = match table.remove("oracle") {
+        Some(o) => {
+            let t: OracleTable = o.try_into().map_err(|e: toml::de::Error| {
+                UserError::new(format!("{}: oracle: {}", point.id, e.message()))
+            })?;
+            Some(SolveOptions {
+                replication: t.replication,
+                replication_budget: t.replication_budget,
+            })
+        }
+        None => None,
+    };
     let cfg = resolve(Some((&point.id, table)), &Overrides::default())?;
-    Ok(Prepared::Simulation(Box::new(cfg)))
+    Ok(match oracle {
+        Some(opts) => Prepared::Oracle(Box::new(cfg), opts),
+        None => Prepared::Simulation(Box::new(cfg)),
+    })
 }
 
 /// Sets `report.per_page = false` unless the configuration sets it. A `report` that is
@@ -88,6 +150,18 @@ impl Runner for SimRunner {
                 }
                 Ok(out.json)
             }
+            Prepared::Oracle(cfg, opts) => {
+                let trace = TempTrace::new(&point.id);
+                let (mut out, sol) = crate::oracle::run_with_oracle(&cfg, &trace.0, opts)?;
+                if let Some(o) = out.json.as_object_mut() {
+                    if !cfg.report.per_page {
+                        o.remove("pages");
+                    }
+                    o.insert("regret".into(), serde_json::json!(sol.regret()));
+                    o.insert("oracle".into(), crate::oracle::oracle_json(&sol, false));
+                }
+                Ok(out.json)
+            }
         }
     }
 
@@ -99,7 +173,7 @@ impl Runner for SimRunner {
             Prepared::Analysis(cfg, analysis) => {
                 run_analysis(&cfg.machine, &analysis)?;
             }
-            Prepared::Simulation(cfg) => {
+            Prepared::Simulation(cfg) | Prepared::Oracle(cfg, _) => {
                 admit(&cfg, &self.limits)
                     .map_err(|e| UserError::new(format!("{}: {e}", point.id)))?;
             }
@@ -126,6 +200,23 @@ mod tests {
     }
 
     const SMALL: &str = "[workload]\nkind = \"jacobi\"\nn = 64\niterations = 1\n";
+
+    #[test]
+    fn a_point_with_an_oracle_table_records_the_optimum_and_the_regret() {
+        let asked = format!("{SMALL}[oracle]\nreplication = true\n");
+        let v = SimRunner::default().run(&point(&asked)).unwrap();
+        let regret = v["regret"].as_f64().unwrap();
+        assert!(regret >= 1.0, "{regret}");
+        assert_eq!(v["oracle"]["regret"].as_f64(), Some(regret));
+        assert!(v.get("pages").is_none());
+    }
+
+    #[test]
+    fn an_unknown_field_of_the_oracle_table_is_refused_naming_the_point() {
+        let asked = format!("{SMALL}[oracle]\nbudget = 3\n");
+        let e = SimRunner::default().run(&point(&asked)).unwrap_err();
+        assert!(e.to_string().contains("r000003: oracle"), "{e}");
+    }
 
     #[test]
     fn a_sweep_record_has_no_pages_unless_the_point_asks_for_them() {
