@@ -150,6 +150,10 @@ pub struct SeriesPoint {
     pub time_ns: u64,
     /// References during the interval.
     pub refs: RefCounts,
+    /// References of the program's own threads since its previous iteration end (at an
+    /// iteration end; zero at a fixed-interval point). In a run of one program, the same
+    /// as `refs`; with several, what this program did while the others ran too.
+    pub program_refs: RefCounts,
     /// Events during the interval.
     pub events: EventCounts,
 }

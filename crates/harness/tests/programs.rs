@@ -228,3 +228,30 @@ fn each_programs_migrations_and_resident_set_are_its_own() {
         p[1].resident_pages
     );
 }
+
+#[test]
+fn in_a_run_of_one_program_its_series_references_are_the_runs() {
+    let cfg = resolve(TWO, &["program[1].start_ns=0"]).unwrap();
+    let one = numaplace_harness::slowdown::dedicated_config(&cfg, &cfg.programs().unwrap()[0]);
+    let out = run_to_json(&one).unwrap();
+    assert!(!out.stats.series.is_empty());
+    for p in &out.stats.series {
+        assert_eq!(p.program_refs, p.refs, "{p:?}");
+    }
+}
+
+#[test]
+fn each_programs_series_adds_up_to_its_own_references() {
+    let cfg = resolve(SHARED, &[]).unwrap();
+    let out = run_to_json(&cfg).unwrap();
+    for (i, prog) in out.stats.programs.iter().enumerate() {
+        let total: u64 = out
+            .stats
+            .series
+            .iter()
+            .filter(|p| p.program == i as u32)
+            .map(|p| p.program_refs.total)
+            .sum();
+        assert_eq!(total, prog.refs.total, "program {i}");
+    }
+}

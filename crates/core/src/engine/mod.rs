@@ -210,6 +210,9 @@ struct ProgRt {
     live: u32,
     locks: Vec<(Option<u32>, VecDeque<u32>)>,
     iter_arrivals: Vec<u32>,
+    /// Its threads' references at its last iteration end (for the series' per-program
+    /// deltas).
+    last_refs: RefCounts,
     events: Vec<u32>,
 }
 

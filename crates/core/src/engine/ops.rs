@@ -275,11 +275,25 @@ impl Engine {
 
     pub(super) fn series_point(&mut self, program: u32, iteration: u32, now: Ns) {
         let (refs0, ev0) = self.last_point;
+        let program_refs = match self.progs.get_mut(program as usize) {
+            Some(p) => {
+                let first = p.first_thread as usize;
+                let mut now_refs = RefCounts::default();
+                for t in &self.threads[first..first + p.threads as usize] {
+                    now_refs.add_all(&t.stats.refs);
+                }
+                let delta = now_refs.minus(&p.last_refs);
+                p.last_refs = now_refs;
+                delta
+            }
+            None => RefCounts::default(),
+        };
         self.stats.series.push(SeriesPoint {
             program,
             iteration,
             time_ns: now.0,
             refs: self.stats.refs.minus(&refs0),
+            program_refs,
             events: self.stats.events.minus(&ev0),
         });
         self.last_point = (self.stats.refs, self.stats.events);

@@ -36,6 +36,7 @@ impl Engine {
                 live: threads,
                 locks: Vec::new(),
                 iter_arrivals: Vec::new(),
+                last_refs: Default::default(),
                 events: Vec::new(),
                 prog: p,
             });
