@@ -527,6 +527,21 @@ impl numaplace_core::Monitor for RunMonitor {
     }
 }
 
+/// A run's configuration: the file (if any) with the command line's overrides, resolved
+/// as `numaplace run` resolves it.
+fn run_config(
+    file: Option<&PathBuf>,
+    ov: &Overrides,
+) -> Result<numaplace_harness::RunConfig, Failure> {
+    Ok(match file {
+        Some(path) => {
+            let (origin, text) = read_text(path)?;
+            numaplace_harness::resolve_text(&origin, &text, ov)?
+        }
+        None => resolve(None, ov)?,
+    })
+}
+
 fn run(a: RunArgs) -> Result<(), Failure> {
     let ov = Overrides {
         machine: a.machine,
@@ -535,13 +550,7 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         seed: a.seed,
         sets: a.sets,
     };
-    let cfg = match &a.config {
-        Some(path) => {
-            let (origin, text) = read_text(path)?;
-            numaplace_harness::resolve_text(&origin, &text, &ov)?
-        }
-        None => resolve(None, &ov)?,
-    };
+    let cfg = run_config(a.config.as_ref(), &ov)?;
     let mut limits = host_limits(a.force, a.max_memory);
     if let Some(n) = a.max_ops {
         limits.max_ops = n;
@@ -751,13 +760,7 @@ fn oracle(a: OracleArgs) -> Result<(), Failure> {
         seed: a.seed,
         sets: a.sets,
     };
-    let cfg = match &a.config {
-        Some(path) => {
-            let (origin, text) = read_text(path)?;
-            numaplace_harness::resolve_text(&origin, &text, &ov)?
-        }
-        None => resolve(None, &ov)?,
-    };
+    let cfg = run_config(a.config.as_ref(), &ov)?;
     numaplace_harness::admit(&cfg, &host_limits(a.force, None))?;
     if !a.replay {
         return run_oracle(&cfg, a.trace, a.top, a.json, opts);

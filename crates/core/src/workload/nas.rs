@@ -74,6 +74,24 @@ pub enum Sweep {
     },
 }
 
+/// The thread's own planes of `array`, `passes` times (written when `write`).
+pub fn own(array: usize, write: bool, passes: u32) -> Sweep {
+    Sweep::Own {
+        array,
+        write,
+        passes,
+    }
+}
+
+/// The thread's share of the second dimension of `array` in every plane, `passes` times.
+pub fn across(array: usize, write: bool, passes: u32) -> Sweep {
+    Sweep::Across {
+        array,
+        write,
+        passes,
+    }
+}
+
 /// A kernel: arrays, sweeps per outer iteration, iterations.
 #[derive(Clone, Debug)]
 pub struct KernelSpec {

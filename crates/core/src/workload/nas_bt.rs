@@ -12,7 +12,7 @@
 //! dedicated run already has); `add` over own planes. Left out: the block-tridiagonal
 //! arithmetic itself (as computation per line), boundary planes, setup and verification.
 
-use super::nas::{grid, nas_config, KernelSpec, Sweep};
+use super::nas::{across, grid, nas_config, own, KernelSpec};
 
 nas_config! {
     /// Parameters of `nas-bt`.
@@ -30,16 +30,6 @@ impl NasBtConfig {
         arrays.extend(one.iter().map(|name| grid(name, n, 1)));
         arrays.push(grid("lhs", n, 3));
         let (u, rhs, forcing, lhs) = (0, 1, 2, 9);
-        let own = |array, write, passes| Sweep::Own {
-            array,
-            write,
-            passes,
-        };
-        let across = |array, write, passes| Sweep::Across {
-            array,
-            write,
-            passes,
-        };
         let mut sweeps = vec![own(u, false, 1)];
         sweeps.extend((3..9).map(|a| own(a, true, 1)));
         sweeps.extend([

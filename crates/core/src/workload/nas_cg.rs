@@ -11,7 +11,7 @@
 //! matrix's random column pattern (the product reads all of p in order), the reductions'
 //! synchronisation, the matrix generation and verification.
 
-use super::nas::{nas_config, ArraySpec, KernelSpec, Sweep};
+use super::nas::{nas_config, own, ArraySpec, KernelSpec, Sweep};
 
 /// Non-zeros a row, as NPB sizes the class A matrix: (nonzer + 1)^2 with nonzer = 11.
 const PER_ROW: u64 = 144;
@@ -44,11 +44,6 @@ impl NasCgConfig {
             rows("q", 8),
             rows("r", 8),
         ];
-        let own = |array, write, passes| Sweep::Own {
-            array,
-            write,
-            passes,
-        };
         let sweeps = vec![
             own(0, false, CG_STEPS),
             own(1, false, CG_STEPS),

@@ -10,7 +10,7 @@
 //! Left out: the FFT's in-cache butterflies (as computation per line), the checksum,
 //! setup and verification.
 
-use super::nas::{nas_config, ArraySpec, KernelSpec, Sweep};
+use super::nas::{nas_config, own, ArraySpec, KernelSpec, Sweep};
 
 nas_config! {
     /// Parameters of `nas-ft`.
@@ -29,11 +29,6 @@ impl NasFtConfig {
             plane_bytes: n.saturating_mul(n).saturating_mul(bytes),
         };
         let arrays = vec![plane("u0", 16), plane("u1", 16), plane("twiddle", 8)];
-        let own = |array, write, passes| Sweep::Own {
-            array,
-            write,
-            passes,
-        };
         let sweeps = vec![
             // evolve
             own(0, true, 1),

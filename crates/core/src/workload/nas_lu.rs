@@ -10,7 +10,7 @@
 //! walks its rows without waiting for its neighbour), the 5x5 block arithmetic (as
 //! computation per line), setup and verification.
 
-use super::nas::{grid, nas_config, KernelSpec, Sweep};
+use super::nas::{across, grid, nas_config, own, KernelSpec};
 
 nas_config! {
     /// Parameters of `nas-lu`.
@@ -32,16 +32,6 @@ impl NasLuConfig {
             grid("rho_i", n, 1),
         ];
         let (u, rsd, frct, flux, qs, rho_i) = (0, 1, 2, 3, 4, 5);
-        let own = |array, write, passes| Sweep::Own {
-            array,
-            write,
-            passes,
-        };
-        let across = |array, write, passes| Sweep::Across {
-            array,
-            write,
-            passes,
-        };
         let sweeps = vec![
             // rhs
             own(u, false, 1),

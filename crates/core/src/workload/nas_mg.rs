@@ -10,7 +10,7 @@
 //! Left out: the boundary exchange (`comm3`, a neighbour's boundary plane), the
 //! arithmetic (as computation per line), setup and verification.
 
-use super::nas::{grid, nas_config, KernelSpec, Sweep};
+use super::nas::{grid, nas_config, own, KernelSpec};
 
 /// Names of u and r at each level (finest first): 12 levels cover any grid allowed
 /// (4096 points a side down to 4 is 11 levels).
@@ -43,11 +43,6 @@ impl NasMgConfig {
             arrays.push(grid(R[l], s, 1));
         }
         let (u, r) = (|l: usize| 1 + 2 * l, |l: usize| 2 + 2 * l);
-        let own = |array, write, passes| Sweep::Own {
-            array,
-            write,
-            passes,
-        };
         let mut sweeps = vec![own(u(0), false, 1), own(0, false, 1), own(r(0), true, 1)];
         for l in 0..levels - 1 {
             sweeps.push(own(r(l), false, 1));

@@ -8,7 +8,7 @@
 //! thread's rows of every plane); `add`. Left out: the arithmetic (as computation per
 //! line), boundaries, setup and verification.
 
-use super::nas::{grid, nas_config, KernelSpec, Sweep};
+use super::nas::{across, grid, nas_config, own, KernelSpec};
 
 nas_config! {
     /// Parameters of `nas-sp`.
@@ -26,16 +26,6 @@ impl NasSpConfig {
         arrays.extend(one.iter().map(|name| grid(name, n, 1)));
         arrays.push(grid("lhs", n, 5));
         let (u, rhs, forcing, lhs) = (0, 1, 2, 10);
-        let own = |array, write, passes| Sweep::Own {
-            array,
-            write,
-            passes,
-        };
-        let across = |array, write, passes| Sweep::Across {
-            array,
-            write,
-            passes,
-        };
         let mut sweeps = vec![own(u, false, 1)];
         sweeps.extend((3..10).map(|a| own(a, true, 1)));
         sweeps.extend([
