@@ -273,6 +273,10 @@ impl Policy for Replay {
         "oracle-replay"
     }
 
+    fn replicates(&self) -> bool {
+        false
+    }
+
     fn initial_placement(&mut self, _: &Machine, vpn: Vpn, _: Option<NodeId>) -> Option<NodeId> {
         self.initial.get(vpn.idx()).copied().flatten().map(NodeId)
     }

@@ -245,26 +245,11 @@ pub trait Mm {
     /// (on `nodes`) is held while the page moves, then each copy is updated (charged
     /// `update`) and released. A full destination refuses the page, which stays.
     fn migrate_holding_entries(&mut self, vpn: Vpn, to: NodeId, nodes: &[NodeId], update: Ns) {
-        let mut holds = [None; 64];
-        if nodes.len() > holds.len() {
-            // Many copies: the general form (an allocation, once per migration).
-            let held: Vec<PteHold> = nodes.iter().map(|&n| self.acquire_pte(vpn, n)).collect();
-            let _ = self.migrate(vpn, to);
-            for h in held {
-                self.charge(update);
-                self.release_pte(h);
-            }
-            return;
-        }
-        for (slot, &n) in holds.iter_mut().zip(nodes) {
-            *slot = Some(self.acquire_pte(vpn, n));
-        }
+        let held: Vec<PteHold> = nodes.iter().map(|&n| self.acquire_pte(vpn, n)).collect();
         let _ = self.migrate(vpn, to);
-        for h in holds.iter_mut().take(nodes.len()) {
-            if let Some(h) = h.take() {
-                self.charge(update);
-                self.release_pte(h);
-            }
+        for h in held {
+            self.charge(update);
+            self.release_pte(h);
         }
     }
 

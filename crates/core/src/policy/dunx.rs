@@ -136,17 +136,6 @@ impl DunxPolicy {
     /// A `dunx` policy for `machine`.
     pub fn new(config: DunxConfig, machine: &Machine) -> Result<DunxPolicy, ConfigError> {
         config.check_ranges("policy")?;
-        // Reference samples are one bit per node in a 64-bit word.
-        if machine.nodes() > NodeSet::CAPACITY {
-            return Err(ConfigError::new(
-                "machine.nodes",
-                format!(
-                    "{} nodes: dunx samples reference bits of at most {}",
-                    machine.nodes(),
-                    NodeSet::CAPACITY
-                ),
-            ));
-        }
         Ok(DunxPolicy {
             config,
             nodes: machine.nodes() as u16,

@@ -121,6 +121,10 @@ impl Policy for IrixCompetitive {
         "irix-competitive"
     }
 
+    fn replicates(&self) -> bool {
+        false
+    }
+
     fn state_bytes_per_page(&self) -> u64 {
         std::mem::size_of::<Option<Ns>>() as u64
     }
