@@ -13,8 +13,15 @@
 //! table = "Table 5"
 //! row = { "policy.kind" = "static" }
 //! metric = "makespan_ns"           # optional: the study's metric
-//! value = 129.7e9
-//! unit_note = "seconds in the paper"
+//! value = 129.7                    # in `paper_unit` (default: the metric's unit)
+//! paper_unit = "s"                 # the paper prints seconds; ours (ns) is converted
+//! unit_note = "..."                # optional note on transcription
+//! calibrated = "..."               # optional: an input was fitted to this number
+//!
+//! [[calibrated]]                   # an input fitted to the paper, not produced by the model
+//! input = "workload.compute_ns"
+//! value = 566000
+//! fitted_to = "Table 5, None, 512: 129.7 s"
 //!
 //! [[claim]]                        # see `claims::Claim`
 //! name = "daemon-slower-small-pages"
@@ -66,6 +73,65 @@ pub struct Paper {
     /// Claims to check.
     #[serde(default, rename = "claim")]
     pub claims: Vec<Claim>,
+    /// Inputs fitted to the paper's numbers (printed apart, marked `calibrated`).
+    #[serde(default)]
+    pub calibrated: Vec<CalibratedInput>,
+}
+
+/// An input of the model that was fitted to a number of the paper rather than taken from
+/// it (`[[calibrated]]`). A reproduction prints these apart from its results, so a reader
+/// never takes a fitted figure for agreement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalibratedInput {
+    /// The configuration field fitted (e.g. `workload.compute_per_point_ns`).
+    pub input: String,
+    /// Its fitted value.
+    pub value: toml::Value,
+    /// The paper's number it was fitted to (e.g. "Table 5, None, 512: 129.7 s").
+    pub fitted_to: String,
+    /// How it was fitted, or why the paper gives no figure.
+    #[serde(default)]
+    pub note: String,
+}
+
+/// A unit the paper prints a time in; the time metrics are in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PaperUnit {
+    /// Seconds.
+    #[serde(rename = "s")]
+    S,
+    /// Milliseconds.
+    #[serde(rename = "ms")]
+    Ms,
+    /// Microseconds.
+    #[serde(rename = "us")]
+    Us,
+    /// Nanoseconds.
+    #[serde(rename = "ns")]
+    Ns,
+}
+
+impl PaperUnit {
+    /// Nanoseconds in one of this unit.
+    pub fn ns(self) -> f64 {
+        match self {
+            PaperUnit::S => 1e9,
+            PaperUnit::Ms => 1e6,
+            PaperUnit::Us => 1e3,
+            PaperUnit::Ns => 1.0,
+        }
+    }
+
+    /// The unit's symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            PaperUnit::S => "s",
+            PaperUnit::Ms => "ms",
+            PaperUnit::Us => "us",
+            PaperUnit::Ns => "ns",
+        }
+    }
 }
 
 /// A number transcribed from the paper (`[[reported]]`).
@@ -83,11 +149,19 @@ pub struct Reported {
     /// Metric (defaults to the study's output metric).
     #[serde(default)]
     pub metric: Option<String>,
-    /// The paper's value, in the metric's unit.
+    /// The paper's value, in `paper_unit` when given, else in the metric's unit.
     pub value: f64,
-    /// Note on units or transcription (e.g. "seconds in the paper").
+    /// The unit the paper prints the value in (time metrics only, which are in ns): the
+    /// table shows ours converted to it.
+    #[serde(default)]
+    pub paper_unit: Option<PaperUnit>,
+    /// Note on units or transcription.
     #[serde(default)]
     pub unit_note: String,
+    /// Set when an input was fitted to this number: says which. The row is printed apart
+    /// as a calibration point and never counts as agreement (no claim checks it).
+    #[serde(default)]
+    pub calibrated: Option<String>,
     /// Compare a speedup instead of a mean: ours is the metric's mean at the smallest
     /// value of this axis field over its mean at `speedup_at` (e.g. the paper's speedup
     /// at 16 processors).
@@ -496,6 +570,35 @@ pub fn load_paper_from(source: &PaperSource) -> anyhow::Result<(Paper, Vec<Spec>
             }
             _ => {}
         }
+        if r.paper_unit.is_some() {
+            let study = r.study.as_deref().unwrap_or(names[0]);
+            let metric = r.metric.clone().unwrap_or_else(|| {
+                specs
+                    .iter()
+                    .find(|s| s.name == study)
+                    .map(|s| s.output.metric.clone())
+                    .unwrap_or_default()
+            });
+            if r.speedup_over.is_some() {
+                let message = "a speedup has no unit; leave `paper_unit` out".to_string();
+                return Err(reported_error(i, Some("paper_unit"), message).into());
+            }
+            if !metric.ends_with("_ns") {
+                let message = format!(
+                    "the metric `{metric}` is not a time in ns; `paper_unit` converts times only"
+                );
+                return Err(reported_error(i, Some("paper_unit"), message).into());
+            }
+        }
+        if r.calibrated.as_deref().is_some_and(|c| c.trim().is_empty()) {
+            let message = "say which input was fitted to this number".to_string();
+            return Err(reported_error(i, Some("calibrated"), message).into());
+        }
+    }
+    for (i, c) in paper.calibrated.iter().enumerate() {
+        if c.input.trim().is_empty() || c.fitted_to.trim().is_empty() {
+            bail!("{file}: calibrated[{i}]: `input` and `fitted_to` must say which input was fitted to which number");
+        }
     }
     Ok((paper, specs))
 }
@@ -576,14 +679,21 @@ pub struct ReportedRow {
     pub row: String,
     /// Metric compared.
     pub metric: String,
-    /// The paper's value.
+    /// The paper's value, in `unit`.
     pub theirs: f64,
-    /// Our mean over matching successful runs (`None`: no such run).
+    /// Our mean over matching successful runs, in `unit` (`None`: no such run).
     pub ours: Option<f64>,
+    /// Half-width of the 95% confidence interval of `ours` over the runs (Student's t),
+    /// in `unit` (`None` with fewer than two runs or for a speedup).
+    pub ci95: Option<f64>,
     /// Runs behind `ours`.
     pub n: usize,
+    /// The unit of `theirs` and `ours` (empty: the metric's own).
+    pub unit: String,
     /// Units or transcription note.
     pub unit_note: String,
+    /// What was fitted to this number, for a calibration point.
+    pub calibrated: Option<String>,
 }
 
 /// The outcome of reproducing a paper.
@@ -603,6 +713,8 @@ pub struct ReproReport {
     pub reported: Vec<ReportedRow>,
     /// Claim outcomes, in file order.
     pub claims: Vec<ClaimResult>,
+    /// Inputs fitted to the paper's numbers.
+    pub calibrated: Vec<CalibratedInput>,
     /// Whether failing claims should not fail the command.
     pub no_fail: bool,
 }
@@ -630,37 +742,77 @@ impl ReproReport {
         }
     }
 
-    fn reported_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
+    /// The reported rows beside ours: the results (`calibration` false) or the
+    /// calibration points (true), which are printed apart.
+    fn reported_table(&self, calibration: bool) -> (Vec<String>, Vec<Vec<String>>) {
         let headers = [
             "where",
             "study",
             "row",
             "metric",
+            "unit",
             "paper",
             "ours",
+            "ci95",
             "n",
             "ours/paper",
-            "note",
+            if calibration { "fitted" } else { "note" },
         ]
         .map(String::from)
         .to_vec();
         let rows = self
             .reported
             .iter()
+            .filter(|r| r.calibrated.is_some() == calibration)
             .map(|r| {
                 vec![
                     r.table.clone(),
                     r.study.clone(),
                     r.row.clone(),
                     r.metric.clone(),
+                    r.unit.clone(),
                     fmt_num(r.theirs),
                     r.ours.map(fmt_num).unwrap_or_else(|| "-".into()),
+                    r.ci95
+                        .map(|h| format!("±{}", fmt_num(h)))
+                        .unwrap_or_else(|| "-".into()),
                     r.n.to_string(),
                     match r.ours {
                         Some(o) if r.theirs != 0.0 => format!("{:.3}", o / r.theirs),
                         _ => "-".into(),
                     },
-                    r.unit_note.clone(),
+                    match &r.calibrated {
+                        Some(c) if r.unit_note.is_empty() => format!("calibrated: {c}"),
+                        Some(c) => format!("calibrated: {c}; {}", r.unit_note),
+                        None => r.unit_note.clone(),
+                    },
+                ]
+            })
+            .collect();
+        (headers, rows)
+    }
+
+    fn has_calibration_points(&self) -> bool {
+        self.reported.iter().any(|r| r.calibrated.is_some())
+    }
+
+    fn has_results(&self) -> bool {
+        self.reported.iter().any(|r| r.calibrated.is_none())
+    }
+
+    fn calibrated_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
+        let headers = ["input", "value", "fitted to", "note"]
+            .map(String::from)
+            .to_vec();
+        let rows = self
+            .calibrated
+            .iter()
+            .map(|c| {
+                vec![
+                    c.input.clone(),
+                    crate::value::label(&toml_to_json(&c.value)),
+                    c.fitted_to.clone(),
+                    c.note.clone(),
                 ]
             })
             .collect();
@@ -704,9 +856,21 @@ impl ReproReport {
                 out.push_str(&format!("plot failed: {e}\n"));
             }
         }
-        if !self.reported.is_empty() {
+        if !self.calibrated.is_empty() {
+            out.push_str("\n-- calibrated inputs (fitted to the paper; not results) --\n");
+            let (h, rows) = self.calibrated_table();
+            out.push_str(&render_aligned(&h, &rows, 4));
+        }
+        if self.has_results() {
             out.push_str("\n-- reported (paper) vs ours --\n");
-            let (h, rows) = self.reported_table();
+            let (h, rows) = self.reported_table(false);
+            out.push_str(&render_aligned(&h, &rows, 4));
+        }
+        if self.has_calibration_points() {
+            out.push_str(
+                "\n-- calibration points (an input was fitted to these; not agreement) --\n",
+            );
+            let (h, rows) = self.reported_table(true);
             out.push_str(&render_aligned(&h, &rows, 4));
         }
         if !self.claims.is_empty() {
@@ -751,9 +915,21 @@ impl ReproReport {
                 }
             }
         }
-        if !self.reported.is_empty() {
+        if !self.calibrated.is_empty() {
+            out.push_str("## Calibrated inputs (fitted to the paper; not results)\n\n");
+            let (h, rows) = self.calibrated_table();
+            out.push_str(&render_markdown(&h, &rows, 4));
+            out.push('\n');
+        }
+        if self.has_results() {
             out.push_str("## Reported (paper) vs ours\n\n");
-            let (h, rows) = self.reported_table();
+            let (h, rows) = self.reported_table(false);
+            out.push_str(&render_markdown(&h, &rows, 4));
+            out.push('\n');
+        }
+        if self.has_calibration_points() {
+            out.push_str("## Calibration points (an input was fitted to these; not agreement)\n\n");
+            let (h, rows) = self.reported_table(true);
             out.push_str(&render_markdown(&h, &rows, 4));
             out.push('\n');
         }
@@ -901,15 +1077,23 @@ pub fn reproduce_from(
                 .map(|(k, v)| (k.clone(), toml_to_json(v)))
                 .collect();
             let recs = records_of.get(&study).unwrap_or(&empty);
-            let mean_at = |extra: &[(String, Value)]| -> (Option<f64>, usize) {
+            let values_at = |extra: &[(String, Value)]| -> Vec<f64> {
                 let mut s2 = sel.clone();
                 s2.extend(extra.iter().cloned());
-                let v: Vec<f64> = recs
-                    .iter()
+                recs.iter()
                     .filter(|rec| rec.matches(&s2))
                     .filter_map(|rec| rec.metric(&metric))
-                    .collect();
+                    .collect()
+            };
+            let mean_at = |extra: &[(String, Value)]| -> (Option<f64>, usize) {
+                let v = values_at(extra);
                 (crate::stats::mean(&v), v.len())
+            };
+            let scale = r.paper_unit.map_or(1.0, PaperUnit::ns);
+            let ci95 = if r.speedup_over.is_some() {
+                None
+            } else {
+                crate::stats::ci_half_width(&values_at(&[]), 0.95).map(|h| h / scale)
             };
             let (ours, n) = match (&r.speedup_over, &r.speedup_at) {
                 (Some(over), Some(at)) => {
@@ -945,9 +1129,22 @@ pub fn reproduce_from(
                 table: r.table.clone(),
                 metric,
                 theirs: r.value,
-                ours,
+                ours: ours.map(|o| {
+                    if r.speedup_over.is_some() {
+                        o
+                    } else {
+                        o / scale
+                    }
+                }),
+                ci95,
                 n,
+                unit: r
+                    .paper_unit
+                    .map(PaperUnit::symbol)
+                    .unwrap_or("")
+                    .to_string(),
                 unit_note: r.unit_note.clone(),
+                calibrated: r.calibrated.clone(),
             }
         })
         .collect();
@@ -957,6 +1154,8 @@ pub fn reproduce_from(
             .reported
             .iter()
             .filter(|r| r.study.clone().unwrap_or_else(|| specs[0].name.clone()) == study)
+            // A number an input was fitted to agrees by construction: no claim checks it.
+            .filter(|r| r.calibrated.is_none())
             .map(|r| ReportedPoint {
                 table: r.table.clone(),
                 selector: r
@@ -965,7 +1164,7 @@ pub fn reproduce_from(
                     .map(|(k, v)| (k.clone(), toml_to_json(v)))
                     .collect(),
                 metric: r.metric.clone().unwrap_or_else(|| metric_of(study)),
-                value: r.value,
+                value: r.value * r.paper_unit.map_or(1.0, PaperUnit::ns),
             })
             .collect()
     };
@@ -996,6 +1195,7 @@ pub fn reproduce_from(
         studies,
         reported,
         claims,
+        calibrated: paper.calibrated,
         no_fail: opts.no_fail,
     })
 }

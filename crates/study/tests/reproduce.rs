@@ -268,3 +268,95 @@ fn built_in_papers_are_listed_and_reproduced_from_memory() {
     assert_eq!(runner.total_calls(), 2);
     assert!(tmp.path().join("out/b-paper/s.jsonl").is_file());
 }
+
+/// A paper whose one reported number is given in microseconds, with extra fields on it.
+fn write_paper_with_reported(root: &Path, reported_extra: &str, tail: &str) -> std::path::PathBuf {
+    let dir = write_paper(root, "units", tail);
+    let text = std::fs::read_to_string(dir.join("paper.toml")).unwrap();
+    let text = text.replace(
+        "value = 5000.0\nunit_note = \"ns\"\n",
+        &format!("value = 5.0\n{reported_extra}\n"),
+    );
+    std::fs::write(dir.join("paper.toml"), text).unwrap();
+    dir
+}
+
+#[test]
+fn a_paper_unit_shows_ours_converted_to_the_papers_unit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper_with_reported(tmp.path(), "paper_unit = \"us\"", "");
+    let rep = reproduce(&dir, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap();
+    let plain = {
+        let d = write_paper(tmp.path(), "plain", "");
+        reproduce(&d, &FakeRunner::new(0), &opts(&tmp.path().join("out2"))).unwrap()
+    };
+    let r = &rep.reported[0];
+    assert_eq!(r.unit, "us");
+    assert_eq!(r.theirs, 5.0);
+    let ns = plain.reported[0].ours.unwrap();
+    assert!((r.ours.unwrap() - ns / 1e3).abs() < 1e-9 * ns);
+}
+
+#[test]
+fn the_confidence_interval_is_given_in_the_papers_unit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper_with_reported(tmp.path(), "paper_unit = \"us\"", "");
+    let rep = reproduce(&dir, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap();
+    let r = &rep.reported[0];
+    let plain = {
+        let d = write_paper(tmp.path(), "plain", "");
+        reproduce(&d, &FakeRunner::new(0), &opts(&tmp.path().join("out2"))).unwrap()
+    };
+    match (r.ci95, plain.reported[0].ci95) {
+        (Some(us), Some(ns)) => assert!((us - ns / 1e3).abs() <= 1e-9 * ns.max(1.0)),
+        (a, b) => assert_eq!(a.is_some(), b.is_some()),
+    }
+    assert!(rep.render_text().contains("ci95"));
+}
+
+#[test]
+fn a_paper_unit_on_a_metric_that_is_not_a_time_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper_with_reported(
+        tmp.path(),
+        "paper_unit = \"s\"\nmetric = \"migrations\"",
+        "",
+    );
+    let err = reproduce(&dir, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("paper_unit") && msg.contains("migrations"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_calibration_point_is_printed_apart_and_marked_calibrated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper_with_reported(
+        tmp.path(),
+        "paper_unit = \"us\"\ncalibrated = \"the remote read cost\"",
+        "\n[[calibrated]]\ninput = \"machine.costs.remote_read_ns\"\nvalue = 1000\nfitted_to = \"Table 1: 5 us\"\n",
+    );
+    let rep = reproduce(&dir, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap();
+    let text = rep.render_text();
+    assert!(!text.contains("-- reported (paper) vs ours --"), "{text}");
+    assert!(text.contains("-- calibration points"), "{text}");
+    assert!(text.contains("calibrated: the remote read cost"), "{text}");
+    assert!(text.contains("-- calibrated inputs"), "{text}");
+    assert!(text.contains("Table 1: 5 us"), "{text}");
+    assert!(rep.render_markdown().contains("## Calibrated inputs"));
+}
+
+#[test]
+fn a_claim_on_reported_numbers_leaves_calibration_points_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let claim = "\n[[claim]]\nname = \"close\"\nstudy = \"three-axes\"\nkind = \"reported\"\ntable = \"Table 1\"\ntolerance = 1e30\n";
+    let dir = write_paper_with_reported(tmp.path(), "calibrated = \"the remote read cost\"", claim);
+    let rep = reproduce(&dir, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap();
+    assert!(
+        matches!(&rep.claims[0].status, Status::Error(e) if e.contains("Table 1")),
+        "{:?}",
+        rep.claims[0].status
+    );
+}
