@@ -172,6 +172,8 @@ mod tests {
             pte_lock_ns: 0,
             pte_examine_ns: 0,
             module_service_ns: 320,
+            remote_module_service_ns: None,
+            switch_service_ns: 0,
         }
     }
 

@@ -77,9 +77,24 @@ pub struct Costs {
     /// Examining (and clearing) the reference history in one page-table-entry copy (ns).
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub pte_examine_ns: u64,
-    /// With contention on: time a memory module is occupied per word it serves (ns).
+    /// With contention on: time a memory module is occupied per word of a local access
+    /// (ns).
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub module_service_ns: u64,
+    /// With contention on: time a memory module is occupied per word of a remote access
+    /// (ns): the memory cycle plus the node controller's handling of the incoming
+    /// request. Absent: `module_service_ns`.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_module_service_ns: Option<u64>,
+    /// With contention on: time the interconnect path of a remote access is held per
+    /// word (ns). A path holds the switch ports of both ends, so remote accesses into
+    /// (or out of) one node serialise there even when they reach different words. A
+    /// block transfer holds both ports for its whole duration. 0: the switch never
+    /// queues.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub switch_service_ns: u64,
 }
 
 /// A machine as configured: the data of a preset with any overrides applied.
@@ -121,7 +136,8 @@ pub struct MachineConfig {
     /// Operation costs.
     #[field(nested)]
     pub costs: Costs,
-    /// Whether memory modules serve one access at a time (queueing on `busy_until`).
+    /// Whether memory modules and switch ports serve one access at a time (each queues
+    /// on its own `busy_until`; see the `*_service_ns` costs).
     #[serde(default)]
     pub contention: bool,
 }
@@ -355,6 +371,13 @@ impl Machine {
         self.words_per_page
     }
 
+    /// Module occupancy per word of a remote access (ns), with contention on.
+    #[inline]
+    pub fn remote_module_service_ns(&self) -> u64 {
+        let c = &self.config.costs;
+        c.remote_module_service_ns.unwrap_or(c.module_service_ns)
+    }
+
     /// The cost table.
     #[inline]
     pub fn costs(&self) -> &Costs {
@@ -398,5 +421,9 @@ impl Machine {
 }
 
 fn is_zero(v: &u16) -> bool {
+    *v == 0
+}
+
+fn is_zero_u64(v: &u64) -> bool {
     *v == 0
 }

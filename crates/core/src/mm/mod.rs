@@ -300,6 +300,8 @@ pub fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
             pte_lock_ns: 5,
             pte_examine_ns: 3,
             module_service_ns: 10,
+            remote_module_service_ns: None,
+            switch_service_ns: 0,
         },
         contention: false,
     }

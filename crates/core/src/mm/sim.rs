@@ -17,6 +17,7 @@ pub struct SimMm<'a> {
     pub(crate) hist: &'a mut RefHistory,
     pub(crate) stats: &'a mut Stats,
     pub(crate) modules: &'a mut [Ns],
+    pub(crate) ports: &'a mut [Ns],
     pub(crate) thread_nodes: &'a [Option<NodeId>],
     pub(crate) rng: &'a mut Pcg64,
     pub(crate) counters: Option<&'a mut super::PageCounters>,
@@ -34,19 +35,30 @@ impl<'a> SimMm<'a> {
         self.cost += Ns(self.machine.costs().shootdown_per_node_ns.saturating_mul(k));
     }
 
-    /// Occupies modules `a` and `b` for a block transfer starting no earlier than the
-    /// current cost point, when contention is modelled; returns the transfer's duration
-    /// including any wait.
+    /// Occupies modules `a` and `b` (and, when the switch is modelled, both ends' switch
+    /// ports: the copy's path) for a block transfer starting no earlier than the current
+    /// cost point, when contention is modelled; returns the transfer's duration
+    /// including any wait. PLATINUM measured the Butterfly's transfer taking 75% of both
+    /// nodes' memory bandwidth ("both processors are memory-starved"): the modules are
+    /// held for the whole copy.
     fn block_transfer(&mut self, a: NodeId, b: NodeId) -> Ns {
         let xfer = self.machine.page_transfer();
         if !self.machine.config.contention {
             return xfer;
         }
         let ready = self.now + self.cost;
-        let start = ready.max(self.modules[a.idx()]).max(self.modules[b.idx()]);
+        let mut start = ready.max(self.modules[a.idx()]).max(self.modules[b.idx()]);
+        let path = self.machine.costs().switch_service_ns > 0 && a != b;
+        if path {
+            start = start.max(self.ports[a.idx()]).max(self.ports[b.idx()]);
+        }
         let end = start + xfer;
         self.modules[a.idx()] = end;
         self.modules[b.idx()] = end;
+        if path {
+            self.ports[a.idx()] = end;
+            self.ports[b.idx()] = end;
+        }
         end - ready
     }
 }

@@ -24,6 +24,9 @@ pub struct MemSystem {
     pub(crate) hist: RefHistory,
     /// Until when each node's memory module is busy (contention).
     pub(crate) modules: Vec<Ns>,
+    /// Until when each node's switch port is busy (contention): a remote access holds
+    /// the ports of both ends of its path.
+    pub(crate) ports: Vec<Ns>,
     /// Until when each page's fault handler is busy: faults on one page serialise.
     pub(crate) fault_busy: Vec<Ns>,
     /// The node of each thread while it runs.
@@ -57,6 +60,7 @@ impl MemSystem {
             ),
             hist: RefHistory::new(history, npages, nodes),
             modules: vec![Ns::ZERO; nodes],
+            ports: vec![Ns::ZERO; nodes],
             fault_busy: vec![Ns::ZERO; npages],
             thread_nodes,
             rng: Pcg64::seed_from_u64(seed),
@@ -73,6 +77,7 @@ impl MemSystem {
             hist: &mut self.hist,
             stats,
             modules: &mut self.modules,
+            ports: &mut self.ports,
             thread_nodes: &self.thread_nodes,
             rng: &mut self.rng,
             counters: self.counters.as_mut(),
@@ -136,11 +141,7 @@ impl MemSystem {
             (self.machine.read_ns(node, target), RefClass::Remote)
         };
         if self.machine.config.contention && class != RefClass::Cached {
-            let busy = &mut self.modules[target.idx()];
-            let start = t.max(*busy);
-            ts.contention_wait_ns += (start - t).0;
-            *busy = start + Ns(costs.module_service_ns.saturating_mul(count as u64));
-            t = start;
+            t = self.occupy(ts, node, target, class == RefClass::Remote, count, t);
         }
         let start = t;
         // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
@@ -172,6 +173,45 @@ impl MemSystem {
             self.mem.mark_written(vpn);
         }
         Ok(t)
+    }
+
+    /// With contention on: a run of `count` words from a processor on `node` served by
+    /// `target`'s module, wanted at `t`, waits until the module (and, for a remote run,
+    /// the switch ports of both ends) are free, holds them for the run's occupancy, and
+    /// starts; returns when it starts. Every resource of the run is held from one start
+    /// time (a reservation, not a word-by-word interleaving), so a long run delays a
+    /// competitor by its whole occupancy while the total throughput of each resource
+    /// is right.
+    #[inline]
+    fn occupy(
+        &mut self,
+        ts: &mut ThreadStats,
+        node: NodeId,
+        target: NodeId,
+        remote: bool,
+        count: u32,
+        t: Ns,
+    ) -> Ns {
+        let costs = self.machine.costs();
+        let n = count as u64;
+        let mut start = t.max(self.modules[target.idx()]);
+        let module_ns = if remote {
+            let switch = costs.switch_service_ns;
+            if switch > 0 {
+                start = start
+                    .max(self.ports[node.idx()])
+                    .max(self.ports[target.idx()]);
+                let held = start + Ns(switch.saturating_mul(n));
+                self.ports[node.idx()] = held;
+                self.ports[target.idx()] = held;
+            }
+            self.machine.remote_module_service_ns()
+        } else {
+            costs.module_service_ns
+        };
+        self.modules[target.idx()] = start + Ns(module_ns.saturating_mul(n));
+        ts.contention_wait_ns += (start - t).0;
+        start
     }
 
     /// A reference whose mapping does not allow it: waits for a fault in progress on

@@ -435,6 +435,8 @@ mod tests {
                 pte_lock_ns: 0,
                 pte_examine_ns: 0,
                 module_service_ns: 1,
+                remote_module_service_ns: None,
+                switch_service_ns: 0,
             },
             contention: false,
         })
