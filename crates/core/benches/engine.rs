@@ -38,6 +38,7 @@ fn machine(page: u64) -> MachineConfig {
             remote_module_service_ns: None,
             switch_service_ns: 0,
         },
+        variation: Default::default(),
         contention: false,
     }
 }

@@ -150,6 +150,7 @@ mod tests {
             word_size_bytes: 4,
             topology: Topology::Uniform,
             costs,
+            variation: Default::default(),
             contention: false,
         })
         .unwrap()

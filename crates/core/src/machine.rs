@@ -136,10 +136,80 @@ pub struct MachineConfig {
     /// Operation costs.
     #[field(nested)]
     pub costs: Costs,
+    /// Seeded run-to-run variation from physical sources (all off unless a preset or
+    /// the configuration sets them).
+    #[serde(default, skip_serializing_if = "Variation::is_off")]
+    #[field(nested)]
+    pub variation: Variation,
     /// Whether memory modules and switch ports serve one access at a time (each queues
     /// on its own `busy_until`; see the `*_service_ns` costs).
     #[serde(default)]
     pub contention: bool,
+}
+
+/// Run-to-run variation: physical sources of the differences between two runs of one
+/// program on one machine, each drawn from the run's seed (a stream of its own, so
+/// drawing them never changes a policy's random numbers). The same seed gives the same
+/// bits; different seeds give different runs, so trials and their confidence intervals
+/// mean something. `enabled = false` turns every source off with one switch.
+///
+/// Arrival order at memory modules is not drawn separately: it follows from the
+/// sources below (requests that would arrive together in a run without variation
+/// arrive in a seed-dependent order), so the reference path draws no random number.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Fields)]
+#[serde(deny_unknown_fields)]
+pub struct Variation {
+    /// Whether the sources below apply (default true when the table is given).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Thread start skew: each thread's first operation starts a uniform time in
+    /// `[0, start_skew_ns)` after its program starts (creating and dispatching the
+    /// thread on its processor takes a varying time). 0: none.
+    #[serde(default)]
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    pub start_skew_ns: u64,
+    /// Clock-interrupt period on every processor (ns); each processor's phase is
+    /// drawn uniformly within one period. 0: no clock interrupts.
+    #[serde(default)]
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    pub tick_ns: u64,
+    /// Time one clock interrupt (and the operating-system work it triggers) takes from
+    /// the thread running on its processor (ns).
+    #[serde(default)]
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    pub tick_cost_ns: u64,
+    /// Daemon and scanner phase: each policy daemon's first wake-up is drawn uniformly
+    /// in `(0, first wake]` instead of at its first period's end (the daemon's timer has
+    /// no fixed phase relative to the program's start).
+    #[serde(default)]
+    pub daemon_phase: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for Variation {
+    /// Enabled, with no source: setting one source turns it on.
+    fn default() -> Self {
+        Variation {
+            enabled: true,
+            start_skew_ns: 0,
+            tick_ns: 0,
+            tick_cost_ns: 0,
+            daemon_phase: false,
+        }
+    }
+}
+
+impl Variation {
+    /// Whether no source applies.
+    pub fn is_off(&self) -> bool {
+        !self.enabled
+            || (self.start_skew_ns == 0
+                && (self.tick_ns == 0 || self.tick_cost_ns == 0)
+                && !self.daemon_phase)
+    }
 }
 
 /// A validated machine with derived tables.
@@ -216,6 +286,16 @@ impl Machine {
                     format!("{remote} ns is less than the local cost {local} ns; remote must be >= local"),
                 );
             }
+        }
+        let v = &config.variation;
+        if v.tick_cost_ns > 0 && v.tick_ns > 0 && v.tick_cost_ns >= v.tick_ns {
+            return err(
+                "variation.tick_cost_ns",
+                format!(
+                    "{} ns is not less than the clock period {} ns: the processors would do nothing else",
+                    v.tick_cost_ns, v.tick_ns
+                ),
+            );
         }
         if let Some(cached) = c.cached_read_ns {
             if cached == 0 {

@@ -103,6 +103,11 @@ pub struct ThreadStats {
     pub fault_ns: u64,
     /// Time spent waiting for another fault on the same page to be handled (ns).
     pub fault_wait_ns: u64,
+    /// How long after its program's start it started: its start skew (ns; run-to-run
+    /// variation).
+    pub start_skew_ns: u64,
+    /// Time clock interrupts took from it (ns; run-to-run variation).
+    pub interrupt_ns: u64,
 }
 
 /// One program's outcome (a multiprogrammed run has several; each is its threads'

@@ -54,3 +54,26 @@ fn presets_round_trip_through_the_typed_config() {
         numaplace_core::Machine::new(m).unwrap();
     }
 }
+
+fn preset(name: &str) -> numaplace_core::MachineConfig {
+    toml::Value::Table(presets::preset_table(name).unwrap())
+        .try_into()
+        .unwrap()
+}
+
+#[test]
+fn presets_of_the_papers_machines_vary_from_run_to_run_and_queue() {
+    for name in ["butterfly-plus", "butterfly-plus-sat", "gp1000", "tc2000"] {
+        let m = preset(name);
+        assert!(!m.variation.is_off(), "{name}: variation");
+        assert!(m.contention, "{name}: contention");
+    }
+    assert!(!preset("origin2000").variation.is_off());
+}
+
+#[test]
+fn the_local_only_reference_machine_neither_varies_nor_queues() {
+    let m = preset("butterfly-plus-local");
+    assert!(m.variation.is_off());
+    assert!(!m.contention);
+}

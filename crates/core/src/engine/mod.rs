@@ -23,6 +23,7 @@ use crate::workload::{Op, Program};
 use event::{Event, EventQueue};
 use std::collections::VecDeque;
 use thiserror::Error;
+use variation::{Ticks, VariationRt};
 
 mod daemon;
 mod event;
@@ -30,6 +31,7 @@ mod ops;
 mod sched;
 mod setup;
 mod sync;
+mod variation;
 
 /// The event queue driven in the engine's pattern, for its criterion benchmark (the
 /// queue itself stays private to the engine).
@@ -257,6 +259,10 @@ pub struct Engine {
     next_poll: u64,
     /// Told of every completed reference run (trace recording); usually absent.
     observer: Option<Box<dyn crate::observe::RefObserver>>,
+    /// Run-to-run variation's start skews and daemon phases (absent: none).
+    variation: Option<VariationRt>,
+    /// Clock interrupts (absent: none).
+    ticks: Option<Ticks>,
 }
 
 impl Engine {

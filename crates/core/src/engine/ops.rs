@@ -124,6 +124,14 @@ impl Engine {
                     now
                 }
             };
+            // Clock interrupts due while the op ran take their time from it.
+            let next = match &mut self.ticks {
+                Some(ticks) => {
+                    let th = &mut self.threads[tid as usize];
+                    ticks.charge(proc.idx(), now, next, &mut th.stats)
+                }
+                None => next,
+            };
             match self.queue.next_time() {
                 Some(t) if t <= next => {
                     self.queue_thread(tid, next);

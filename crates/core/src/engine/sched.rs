@@ -133,9 +133,17 @@ impl Engine {
         let p = &self.progs[pi];
         for t in p.first_thread..p.first_thread + p.threads {
             if self.threads[t as usize].proc.is_some() {
-                self.queue_thread(t, now);
+                let at = now + self.start_skew(t);
+                self.queue_thread(t, at);
             }
         }
+    }
+
+    /// Thread `t`'s start skew (zero without variation), recorded in its statistics.
+    pub(super) fn start_skew(&mut self, t: u32) -> Ns {
+        let skew = self.variation.as_ref().map_or(Ns::ZERO, |v| v.skew(t));
+        self.threads[t as usize].stats.start_skew_ns = skew.0;
+        skew
     }
 
     /// Creates program `pi`'s threads and tells the scheduler of each (without queueing
@@ -145,6 +153,9 @@ impl Engine {
         p.started = true;
         self.pending_starts -= 1;
         let (first, n) = (p.first_thread, p.threads);
+        if let Some(v) = &mut self.variation {
+            v.draw_skews(first..first + n);
+        }
         for t in first..first + n {
             self.set_status(t, Status::Ready);
             let th = &self.threads[t as usize];

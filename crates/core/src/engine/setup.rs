@@ -235,6 +235,11 @@ impl Engine {
             }
         }
         let nprocs = machine.procs();
+        let (variation, ticks) =
+            match VariationRt::new(&machine.config.variation, opts.seed, threads.len(), nprocs) {
+                Some((v, t)) => (Some(v), t),
+                None => (None, None),
+            };
         let mut engine = Engine {
             mm,
             stats,
@@ -260,6 +265,8 @@ impl Engine {
             monitor: None,
             next_poll: u64::MAX,
             observer: None,
+            variation,
+            ticks,
         };
         {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));
@@ -286,11 +293,16 @@ impl Engine {
         for t in 0..nthreads {
             let th = &engine.threads[t as usize];
             if th.proc.is_some() && th.status == Status::Ready {
-                engine.queue_thread(t, Ns::ZERO);
+                let at = engine.start_skew(t);
+                engine.queue_thread(t, at);
             }
         }
         for (i, s) in specs.iter().enumerate() {
-            engine.queue.push(s.first_wake, Event::Daemon(i as u32));
+            let first = match &mut engine.variation {
+                Some(v) => v.daemon_first_wake(s.first_wake),
+                None => s.first_wake,
+            };
+            engine.queue.push(first, Event::Daemon(i as u32));
         }
         if let Some(i) = engine.series_interval {
             engine.queue.push(i, Event::Tick);

@@ -303,6 +303,7 @@ pub fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
             remote_module_service_ns: None,
             switch_service_ns: 0,
         },
+        variation: Default::default(),
         contention: false,
     }
 }

@@ -438,6 +438,7 @@ mod tests {
                 remote_module_service_ns: None,
                 switch_service_ns: 0,
             },
+            variation: Default::default(),
             contention: false,
         })
         .unwrap()
