@@ -59,6 +59,10 @@ pub struct SummaryRow {
     pub rel_pct: Option<f64>,
     /// Whether this row is its own baseline.
     pub is_baseline: bool,
+    /// Mean regret of the group's runs that were solved against the offline optimum
+    /// (the policy's cost over the optimum's, in the oracle's model; a point with an
+    /// `[oracle]` table), `None` when none was.
+    pub regret: Option<f64>,
 }
 
 /// A summary table.
@@ -109,12 +113,14 @@ pub fn summarize(records: &[Record], opts: &TableOptions) -> SummaryTable {
                 .iter()
                 .filter_map(|r| r.metric(&opts.metric))
                 .collect();
+            let regrets: Vec<f64> = members.iter().filter_map(|r| r.metric("regret")).collect();
             SummaryRow {
                 key,
                 summary: Summary::of(&values, opts.confidence),
                 missing: members.len() - values.len(),
                 rel_pct: None,
                 is_baseline: false,
+                regret: crate::stats::mean(&regrets),
             }
         })
         .collect();
@@ -177,7 +183,15 @@ impl SummaryTable {
         if self.has_baseline {
             h.push("vs baseline".to_string());
         }
+        if self.has_regret() {
+            h.push("regret".to_string());
+        }
         h
+    }
+
+    /// Whether any row has a regret (its runs were solved against the optimum).
+    pub fn has_regret(&self) -> bool {
+        self.rows.iter().any(|r| r.regret.is_some())
     }
 
     /// Cells of each row as display strings.
@@ -209,6 +223,13 @@ impl SummaryTable {
                             .map(|p| format!("{p:+.1}%"))
                             .unwrap_or_else(|| "-".to_string())
                     });
+                }
+                if self.has_regret() {
+                    c.push(
+                        r.regret
+                            .map(|x| format!("{x:.3}"))
+                            .unwrap_or_else(|| "-".to_string()),
+                    );
                 }
                 c
             })
@@ -244,6 +265,10 @@ impl SummaryTable {
             ]
             .map(String::from),
         );
+        let regret = self.has_regret();
+        if regret {
+            h.push("regret".to_string());
+        }
         push_csv_row(&mut out, &h);
         let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
         for r in &self.rows {
@@ -258,6 +283,9 @@ impl SummaryTable {
             c.push(num(s.map(|s| s.max)));
             c.push(r.missing.to_string());
             c.push(num(r.rel_pct));
+            if regret {
+                c.push(num(r.regret));
+            }
             push_csv_row(&mut out, &c);
         }
         out
@@ -429,6 +457,26 @@ mod tests {
             baseline: vec![("workload.variant".into(), json!("uma"))],
             confidence: 0.95,
         }
+    }
+
+    #[test]
+    fn runs_solved_against_the_optimum_give_their_group_a_regret_column() {
+        let mut records = sample();
+        records[0].result["regret"] = json!(1.2);
+        records[1].result["regret"] = json!(1.4);
+        let t = summarize(&records, &opts());
+        assert!((t.rows[0].regret.unwrap() - 1.3).abs() < 1e-12);
+        assert_eq!(t.rows[1].regret, None);
+        assert_eq!(t.headers().last().unwrap(), "regret");
+        assert_eq!(t.cells()[0].last().unwrap(), "1.300");
+        assert!(t.to_csv().lines().next().unwrap().ends_with(",regret"));
+    }
+
+    #[test]
+    fn a_table_without_solved_runs_has_no_regret_column() {
+        let t = summarize(&sample(), &opts());
+        assert!(!t.headers().iter().any(|h| h == "regret"));
+        assert!(!t.to_csv().contains("regret"));
     }
 
     #[test]
