@@ -52,8 +52,9 @@ enum Prepared {
 
 /// A point's `[oracle]` table: the record gains `oracle` (the optimum, the policy's cost
 /// in the same model and the regret, as `numaplace oracle --json` gives them) and a
-/// top-level `regret` (against the replication model's optimum when it was solved, else
-/// the migration-only one; `regret_at_most` when only a lower bound is known).
+/// top-level `regret` (against the replication model's optimum when it was solved, else the
+/// migration-only one for a policy that never replicated), or `regret_at_most` when only an
+/// upper bound is known (a policy that replicated, the replication model not solved).
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct OracleTable {
@@ -157,7 +158,13 @@ impl Runner for SimRunner {
                     if !cfg.report.per_page {
                         o.remove("pages");
                     }
-                    o.insert("regret".into(), serde_json::json!(sol.regret()));
+                    // A policy that replicated, measured against the migration-only
+                    // optimum, has no regret to report (that optimum is no bound for it):
+                    // only the upper bound from the replication model's relaxation.
+                    match sol.regret_at_most() {
+                        Some(most) => o.insert("regret_at_most".into(), serde_json::json!(most)),
+                        None => o.insert("regret".into(), serde_json::json!(sol.regret())),
+                    };
                     o.insert("oracle".into(), crate::oracle::oracle_json(&sol, false));
                 }
                 Ok(out.json)

@@ -63,6 +63,9 @@ pub struct SummaryRow {
     /// (the policy's cost over the optimum's, in the oracle's model; a point with an
     /// `[oracle]` table), `None` when none was.
     pub regret: Option<f64>,
+    /// Whether `regret` is only an upper bound (the runs' `regret_at_most`: a policy that
+    /// replicated, whose replication model was not solved exactly).
+    pub regret_at_most: bool,
 }
 
 /// A summary table.
@@ -114,13 +117,25 @@ pub fn summarize(records: &[Record], opts: &TableOptions) -> SummaryTable {
                 .filter_map(|r| r.metric(&opts.metric))
                 .collect();
             let regrets: Vec<f64> = members.iter().filter_map(|r| r.metric("regret")).collect();
+            let bounds: Vec<f64> = members
+                .iter()
+                .filter_map(|r| r.metric("regret_at_most"))
+                .collect();
+            // Exact regrets when every solved run has one; else the bound of them all.
+            let (regret, regret_at_most) = if bounds.is_empty() {
+                (crate::stats::mean(&regrets), false)
+            } else {
+                let all: Vec<f64> = regrets.iter().chain(&bounds).copied().collect();
+                (crate::stats::mean(&all), true)
+            };
             SummaryRow {
                 key,
                 summary: Summary::of(&values, opts.confidence),
                 missing: members.len() - values.len(),
                 rel_pct: None,
                 is_baseline: false,
-                regret: crate::stats::mean(&regrets),
+                regret,
+                regret_at_most,
             }
         })
         .collect();
@@ -225,11 +240,11 @@ impl SummaryTable {
                     });
                 }
                 if self.has_regret() {
-                    c.push(
-                        r.regret
-                            .map(|x| format!("{x:.3}"))
-                            .unwrap_or_else(|| "-".to_string()),
-                    );
+                    c.push(match r.regret {
+                        Some(x) if r.regret_at_most => format!("<= {x:.3}"),
+                        Some(x) => format!("{x:.3}"),
+                        None => "-".to_string(),
+                    });
                 }
                 c
             })
@@ -470,6 +485,16 @@ mod tests {
         assert_eq!(t.headers().last().unwrap(), "regret");
         assert_eq!(t.cells()[0].last().unwrap(), "1.300");
         assert!(t.to_csv().lines().next().unwrap().ends_with(",regret"));
+    }
+
+    #[test]
+    fn a_regret_known_only_as_a_bound_is_shown_as_one() {
+        let mut records = sample();
+        records[0].result["regret_at_most"] = json!(1.1);
+        records[1].result["regret_at_most"] = json!(1.3);
+        let t = summarize(&records, &opts());
+        assert!(t.rows[0].regret_at_most);
+        assert_eq!(t.cells()[0].last().unwrap(), "<= 1.200");
     }
 
     #[test]
