@@ -121,12 +121,11 @@ pub fn summarize(records: &[Record], opts: &TableOptions) -> SummaryTable {
                 .iter()
                 .filter_map(|r| r.metric("regret_at_most"))
                 .collect();
-            // Exact regrets when every solved run has one; else the bound of them all.
-            let (regret, regret_at_most) = if bounds.is_empty() {
+            // Exact regrets when every solved run has one; else the runs' upper bounds.
+            let (regret, regret_at_most) = if regrets.len() >= bounds.len() {
                 (crate::stats::mean(&regrets), false)
             } else {
-                let all: Vec<f64> = regrets.iter().chain(&bounds).copied().collect();
-                (crate::stats::mean(&all), true)
+                (crate::stats::mean(&bounds), true)
             };
             SummaryRow {
                 key,
