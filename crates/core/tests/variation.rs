@@ -3,12 +3,11 @@
 
 mod common;
 
-use common::{read, toy_machine, wait, Script};
+use common::{engine_seeded, read, toy_machine, wait, Script};
 use numaplace_core::machine::{MachineConfig, Variation};
 use numaplace_core::policy::{DaemonNext, DaemonPlacement, DaemonSpec, Mm};
-use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::workload::Op;
-use numaplace_core::{Engine, EngineOptions, Machine, Ns, Policy, Stats};
+use numaplace_core::{Machine, Ns, Policy, Stats};
 
 struct NoPolicy;
 impl Policy for NoPolicy {
@@ -24,23 +23,9 @@ fn with(v: Variation) -> MachineConfig {
 }
 
 fn run_seed(m: MachineConfig, ops: Vec<Vec<Op>>, policy: Box<dyn Policy>, seed: u64) -> Stats {
-    Engine::new(
-        Machine::new(m).unwrap(),
-        vec![Box::new(Script::new(2, ops)) as Box<dyn numaplace_core::workload::Program>]
-            .into_iter()
-            .map(Into::into)
-            .collect(),
-        policy,
-        SchedulerConfig::default().build(),
-        EngineOptions {
-            seed,
-            per_page: false,
-            series_interval: None,
-        },
-    )
-    .unwrap()
-    .run()
-    .unwrap()
+    engine_seeded(Box::new(Script::new(2, ops)), policy, m, seed)
+        .run()
+        .unwrap()
 }
 
 fn skewed() -> Variation {

@@ -107,19 +107,85 @@ impl Ticks {
     }
 
     #[cold]
-    fn charge_due(&mut self, p: usize, from: Ns, mut to: Ns, ts: &mut ThreadStats) -> Ns {
+    fn charge_due(&mut self, p: usize, from: Ns, to: Ns, ts: &mut ThreadStats) -> Ns {
         let next = &mut self.next[p];
         if *next < from {
             // Skip the interrupts that fell while the processor was idle (or ran
             // another thread, which paid for them).
             let behind = (from - *next).0;
-            *next = Ns(next.0 + behind.div_ceil(self.period) * self.period);
+            *next = Ns(next
+                .0
+                .saturating_add(behind.div_ceil(self.period).saturating_mul(self.period)));
         }
-        while *next <= to {
-            to = Ns(to.0.saturating_add(self.cost));
-            ts.interrupt_ns += self.cost;
-            *next = Ns(next.0.saturating_add(self.period));
+        if *next > to {
+            return to;
         }
-        to
+        // Interrupt j (from 0) at next + j * period falls inside the work, which by then
+        // has grown by j interrupts, when next + j * period <= to + j * cost, that is
+        // j <= (to - next) / (period - cost) (cost < period is validated): counted in one
+        // step, however long the work is.
+        let k = (to - *next).0 / (self.period - self.cost) + 1;
+        let charged = k.saturating_mul(self.cost);
+        ts.interrupt_ns = ts.interrupt_ns.saturating_add(charged);
+        *next = Ns(next.0.saturating_add(k.saturating_mul(self.period)));
+        Ns(to.0.saturating_add(charged))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The interrupts of `[from, to]` charged one at a time, as the definition reads.
+    fn one_by_one(period: u64, cost: u64, mut next: u64, from: u64, mut to: u64) -> (u64, u64) {
+        while next < from {
+            next += period;
+        }
+        while next <= to {
+            to += cost;
+            next += period;
+        }
+        (to, next)
+    }
+
+    #[test]
+    fn interrupts_counted_in_one_step_match_charging_them_one_at_a_time() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut draw = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..10_000 {
+            let period = 1 + draw(1000);
+            let cost = draw(period);
+            let next = draw(5000);
+            let from = draw(5000);
+            let to = from + draw(20_000);
+            let mut t = Ticks {
+                period,
+                cost,
+                next: vec![Ns(next)],
+            };
+            let mut ts = ThreadStats::default();
+            let end = t.charge(0, Ns(from), Ns(to), &mut ts);
+            let (want_end, want_next) = one_by_one(period, cost, next, from, to);
+            assert_eq!((end.0, t.next[0].0), (want_end, want_next));
+            assert_eq!(ts.interrupt_ns, want_end - to);
+        }
+    }
+
+    #[test]
+    fn work_spanning_billions_of_interrupts_is_charged_at_once() {
+        let mut t = Ticks {
+            period: 1000,
+            cost: 10,
+            next: vec![Ns(500)],
+        };
+        let mut ts = ThreadStats::default();
+        let end = t.charge(0, Ns(0), Ns(1_000_000_000_000_000), &mut ts);
+        assert!(ts.interrupt_ns > 10_000_000_000_000);
+        assert_eq!(end.0, 1_000_000_000_000_000 + ts.interrupt_ns);
     }
 }

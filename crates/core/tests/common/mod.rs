@@ -73,13 +73,23 @@ pub fn engine(
     policy: Box<dyn Policy>,
     machine: MachineConfig,
 ) -> Engine {
+    engine_seeded(program, policy, machine, 1)
+}
+
+/// [`engine`] with the run's seed given.
+pub fn engine_seeded(
+    program: Box<dyn Program>,
+    policy: Box<dyn Policy>,
+    machine: MachineConfig,
+    seed: u64,
+) -> Engine {
     Engine::new(
         Machine::new(machine).unwrap(),
         vec![program.into()],
         policy,
         SchedulerConfig::default().build(),
         EngineOptions {
-            seed: 1,
+            seed,
             per_page: true,
             series_interval: None,
         },
