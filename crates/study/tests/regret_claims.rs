@@ -1,0 +1,126 @@
+//! The claims that read a paper's conclusion through the offline optimum can fail: each
+//! holds on regrets shaped as the conclusion says and is not held when they contradict it.
+
+use std::path::PathBuf;
+
+use numaplace_study::reproduce::load_paper;
+use numaplace_study::{evaluate, Claim, Record, Status};
+use serde_json::{json, Map};
+
+fn claim(paper: &str, name: &str) -> Claim {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments")
+        .join(paper);
+    load_paper(&dir)
+        .expect("the paper loads")
+        .0
+        .claims
+        .into_iter()
+        .find(|c| c.name == name)
+        .expect("the claim exists")
+}
+
+/// One record per (axis label, regret_at_most).
+fn records(field: &str, rows: &[(&str, f64)]) -> Vec<Record> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, (label, regret))| {
+            let mut settings = Map::new();
+            settings.insert(field.into(), json!(label));
+            Record {
+                id: format!("r{i:06}"),
+                index: i,
+                seed: 1,
+                settings,
+                result: json!({ "makespan_ns": 1.0, "regret_at_most": regret }),
+                error: None,
+                spec_config: serde_json::Value::Null,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn platinum_nearer_the_optimum_than_first_touch_holds_when_its_regret_is_smaller() {
+    let c = claim(
+        "platinum89",
+        "coherent-memory-nearer-the-optimum-than-first-touch",
+    );
+    let recs = records(
+        "program",
+        &[
+            ("PLATINUM", 1.02),
+            ("first-touch static", 3.3),
+            ("hand-placed static", 1.0),
+        ],
+    );
+    assert_eq!(evaluate(&c, &recs, "makespan_ns").status, Status::Held);
+}
+
+#[test]
+fn platinum_nearer_the_optimum_than_first_touch_fails_when_its_regret_is_larger() {
+    let c = claim(
+        "platinum89",
+        "coherent-memory-nearer-the-optimum-than-first-touch",
+    );
+    let recs = records(
+        "program",
+        &[
+            ("PLATINUM", 3.5),
+            ("first-touch static", 3.3),
+            ("hand-placed static", 1.0),
+        ],
+    );
+    assert_eq!(evaluate(&c, &recs, "makespan_ns").status, Status::NotHeld);
+}
+
+/// Jacobi regret records over the two layouts: (type, size, regret).
+fn jacobi(rows: &[(&str, &str, f64)]) -> Vec<Record> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, (ty, size, regret))| {
+            let mut settings = Map::new();
+            settings.insert("type".into(), json!(ty));
+            settings.insert("size".into(), json!(size));
+            Record {
+                id: format!("r{i:06}"),
+                index: i,
+                seed: 1,
+                settings,
+                result: json!({ "mean_completion_ns": 1.0, "regret": regret }),
+                error: None,
+                spec_config: serde_json::Value::Null,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn holliday_daemon_no_nearer_the_optimum_holds_when_its_regret_is_not_below_nones() {
+    let c = claim("holliday89", "daemon-no-nearer-the-optimum-than-none");
+    let recs = jacobi(&[
+        ("None", "1K(V)", 1.01),
+        ("None", "1K(H)", 2.9),
+        ("1D(B0)", "1K(V)", 1.02),
+        ("1D(B0)", "1K(H)", 3.2),
+    ]);
+    assert_eq!(
+        evaluate(&c, &recs, "mean_completion_ns").status,
+        Status::Held
+    );
+}
+
+#[test]
+fn holliday_daemon_no_nearer_the_optimum_fails_when_it_closes_the_gap_at_one_layout() {
+    let c = claim("holliday89", "daemon-no-nearer-the-optimum-than-none");
+    let recs = jacobi(&[
+        ("None", "1K(V)", 1.01),
+        ("None", "1K(H)", 2.9),
+        ("1D(B0)", "1K(V)", 1.02),
+        ("1D(B0)", "1K(H)", 1.5),
+    ]);
+    assert_eq!(
+        evaluate(&c, &recs, "mean_completion_ns").status,
+        Status::NotHeld
+    );
+}
