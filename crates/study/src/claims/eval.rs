@@ -299,6 +299,19 @@ fn check(
                 ),
             ))
         }
+        Check::Difference(c) => {
+            let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
+            let diff = l - r;
+            values.push(("difference".to_string(), diff));
+            Ok((
+                within(diff, c.at_least, c.at_most),
+                format!(
+                    "{base}; difference {} expected {}",
+                    fmt_num(diff),
+                    bounds_text(c.at_least, c.at_most)
+                ),
+            ))
+        }
         Check::Compare(c) => {
             let Some(over) = c.over.as_deref() else {
                 let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;

@@ -17,6 +17,8 @@ pub use eval::{evaluate, evaluate_reported};
 pub enum ClaimKind {
     /// See [`RatioCheck`].
     Ratio,
+    /// See [`DifferenceCheck`].
+    Difference,
     /// See [`CompareCheck`].
     Compare,
     /// See [`TrendCheck`].
@@ -87,6 +89,8 @@ pub struct Claim {
 pub enum Check {
     /// `kind = "ratio"`.
     Ratio(RatioCheck),
+    /// `kind = "difference"`.
+    Difference(DifferenceCheck),
     /// `kind = "compare"`.
     Compare(CompareCheck),
     /// `kind = "trend"`.
@@ -107,6 +111,24 @@ pub struct RatioCheck {
     #[serde(default)]
     pub left: Operand,
     /// Denominator runs.
+    pub right: Operand,
+    /// Lower bound (inclusive).
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    /// Upper bound (inclusive).
+    #[serde(default)]
+    pub at_most: Option<f64>,
+}
+
+/// mean(left) - mean(right) lies within [`at_least`, `at_most`], in the metric's unit:
+/// for a paper that states an absolute difference ("less than two seconds more").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DifferenceCheck {
+    /// Minuend runs (default: all runs).
+    #[serde(default)]
+    pub left: Operand,
+    /// Subtrahend runs.
     pub right: Operand,
     /// Lower bound (inclusive).
     #[serde(default)]
@@ -221,6 +243,7 @@ impl Check {
     pub fn kind(&self) -> ClaimKind {
         match self {
             Check::Ratio(_) => ClaimKind::Ratio,
+            Check::Difference(_) => ClaimKind::Difference,
             Check::Compare(_) => ClaimKind::Compare,
             Check::Trend(_) => ClaimKind::Trend,
             Check::Value(_) => ClaimKind::Value,
@@ -257,6 +280,7 @@ pub fn validate(claim: &Claim) -> Result<(), ShapeError> {
     let bounded = |lo: Option<f64>, hi: Option<f64>| lo.is_some() || hi.is_some();
     match &claim.check {
         Check::Ratio(c) if !bounded(c.at_least, c.at_most) => Err(ShapeError::Unbounded),
+        Check::Difference(c) if !bounded(c.at_least, c.at_most) => Err(ShapeError::Unbounded),
         Check::Value(c) if !bounded(c.at_least, c.at_most) => Err(ShapeError::Unbounded),
         Check::Speedup(c) if !bounded(c.at_least, c.at_most) => match (&c.right, c.expect) {
             (None, _) => Err(ShapeError::UnboundedSpeedup),

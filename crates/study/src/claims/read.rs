@@ -78,6 +78,7 @@ impl<'de> Visitor<'de> for ClaimVisitor {
         };
         let check = match kind {
             ClaimKind::Ratio => Check::Ratio(rest.read()?),
+            ClaimKind::Difference => Check::Difference(rest.read()?),
             ClaimKind::Compare => Check::Compare(rest.read()?),
             ClaimKind::Trend => Check::Trend(rest.read()?),
             ClaimKind::Value => Check::Value(rest.read()?),
