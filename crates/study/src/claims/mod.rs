@@ -17,7 +17,7 @@ pub use eval::{evaluate, evaluate_reported};
 pub enum ClaimKind {
     /// See [`RatioCheck`].
     Ratio,
-    /// See [`DifferenceCheck`].
+    /// A difference within bounds (the fields of [`RatioCheck`]).
     Difference,
     /// See [`CompareCheck`].
     Compare,
@@ -89,8 +89,9 @@ pub struct Claim {
 pub enum Check {
     /// `kind = "ratio"`.
     Ratio(RatioCheck),
-    /// `kind = "difference"`.
-    Difference(DifferenceCheck),
+    /// `kind = "difference"`: mean(left) - mean(right) within the bounds, in the metric's
+    /// unit (for a paper that states an absolute difference, "less than two seconds more").
+    Difference(RatioCheck),
     /// `kind = "compare"`.
     Compare(CompareCheck),
     /// `kind = "trend"`.
@@ -103,7 +104,8 @@ pub enum Check {
     Reported(ReportedCheck),
 }
 
-/// mean(left) / mean(right) lies within [`at_least`, `at_most`].
+/// mean(left) / mean(right) lies within [`at_least`, `at_most`] (`ratio`), or
+/// mean(left) - mean(right) does (`difference`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RatioCheck {
@@ -111,24 +113,6 @@ pub struct RatioCheck {
     #[serde(default)]
     pub left: Operand,
     /// Denominator runs.
-    pub right: Operand,
-    /// Lower bound (inclusive).
-    #[serde(default)]
-    pub at_least: Option<f64>,
-    /// Upper bound (inclusive).
-    #[serde(default)]
-    pub at_most: Option<f64>,
-}
-
-/// mean(left) - mean(right) lies within [`at_least`, `at_most`], in the metric's unit:
-/// for a paper that states an absolute difference ("less than two seconds more").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DifferenceCheck {
-    /// Minuend runs (default: all runs).
-    #[serde(default)]
-    pub left: Operand,
-    /// Subtrahend runs.
     pub right: Operand,
     /// Lower bound (inclusive).
     #[serde(default)]
