@@ -190,6 +190,16 @@ struct OracleArgs {
     #[arg(long, value_name = "N", value_parser = parse_count,
           default_value_t = numaplace_oracle::solve::DEFAULT_REPLICATION_BUDGET)]
     replication_budget: u64,
+    /// Trace passes the capacity relaxation may make where a node holds fewer frames
+    /// than the pages referenced (each prices frame occupancy once; 0: no bound).
+    #[arg(long, value_name = "N",
+          default_value_t = numaplace_oracle::capacity::DEFAULT_CAPACITY_PASSES)]
+    capacity_passes: u32,
+    /// Windows of the run whose frame occupancy the capacity relaxation prices apart
+    /// (more windows: a tighter bound where the pages crowd part of the run).
+    #[arg(long, value_name = "W", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=numaplace_oracle::capacity::MAX_WINDOWS as i64))]
+    capacity_windows: u16,
     /// Also write the results as JSON to this file (`-` for standard output).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -744,6 +754,10 @@ fn oracle(a: OracleArgs) -> Result<(), Failure> {
     let opts = numaplace_oracle::solve::SolveOptions {
         replication: !a.no_replication,
         replication_budget: a.replication_budget,
+        capacity: numaplace_oracle::capacity::CapacityOptions {
+            passes: a.capacity_passes,
+            windows: a.capacity_windows as usize,
+        },
     };
     if let Some(path) = &a.from_trace {
         let sol = numaplace_oracle::solve::solve(path, opts).map_err(oracle_failure)?;

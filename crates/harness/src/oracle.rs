@@ -48,12 +48,58 @@ fn bytes(b: u64) -> String {
 
 /// Which model the regret is measured in, in words.
 fn against(sol: &Solution) -> &'static str {
-    match (sol.replication.is_some(), sol.policy_replicated) {
-        (true, _) => "the replication model's optimum",
-        (false, false) => "the migration-only optimum",
-        (false, true) => {
+    let limits = sol.capacity_binds();
+    match (sol.replication.is_some(), sol.policy_replicated, limits) {
+        (true, _, false) => "the replication model's optimum",
+        (true, _, true) => "the replication model's optimum without the machine's frame limits (a lower bound of the optimum with them)",
+        (false, false, false) => "the migration-only optimum",
+        (false, false, true) => "the migration-only optimum without the machine's frame limits (a lower bound of the optimum with them)",
+        (false, true, _) => {
             "the migration-only optimum, which is NOT a bound for a policy that replicates"
         }
+    }
+}
+
+/// The capacity relaxation's lines of the report.
+fn capacity_text(o: &mut String, sol: &Solution) {
+    if let Some(c) = &sol.capacity {
+        let nodes: Vec<String> = c
+            .limited
+            .iter()
+            .zip(&c.mean_frames_used)
+            .map(|(l, used)| {
+                format!(
+                    "node {} ({} frames; the relaxed schedule keeps {used:.1} on average)",
+                    l.node, l.frames
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "  {:<30} {:>67}",
+            "migration, frame limits, >=",
+            ms(c.bound)
+        );
+        let _ = writeln!(
+            o,
+            "  frame limits bind: {} pages referenced, fewer frames on {}; the optima above ignore the limits. The bound is a Lagrangian relaxation's (frame occupancy priced per window, {} window(s), {} trace passes{}): the optimum with the limits is at least this, {:.3}x the optimum without them",
+            sol.pages.len(),
+            nodes.join(", "),
+            c.windows,
+            c.passes,
+            if c.unlimited_fits {
+                "; the optimum without limits already fits them on aggregate, so the relaxation cannot tighten it"
+            } else {
+                ""
+            },
+            c.bound as f64 / c.unlimited.max(1) as f64
+        );
+    } else if let Some(why) = &sol.capacity_refused {
+        let _ = writeln!(
+            o,
+            "  frame limits bind ({} pages referenced, a node holds fewer), but their bound was not computed: {why}",
+            sol.pages.len()
+        );
     }
 }
 
@@ -95,6 +141,7 @@ pub fn oracle_text(sol: &Solution, data: &[String], top: usize, peak_rss: Option
             ms(sol.replication_bound)
         );
     }
+    capacity_text(&mut o, sol);
     let _ = writeln!(
         o,
         "  regret (policy / optimum)      {:.3}x, against {}",
@@ -102,10 +149,17 @@ pub fn oracle_text(sol: &Solution, data: &[String], top: usize, peak_rss: Option
         against(sol)
     );
     if let Some(most) = sol.regret_at_most() {
-        let _ = writeln!(
-            o,
-            "  regret against the replication model is at most {most:.3}x (policy / the relaxation's lower bound of its optimum)"
-        );
+        let _ = if sol.policy_replicated {
+            writeln!(
+                o,
+                "  regret against the replication model is at most {most:.3}x (policy / the relaxation's lower bound of its optimum)"
+            )
+        } else {
+            writeln!(
+                o,
+                "  regret against the migration-only optimum with the frame limits is at most {most:.3}x (policy / the capacity relaxation's lower bound)"
+            )
+        };
     }
     let _ = writeln!(
         o,
@@ -161,6 +215,8 @@ pub fn oracle_json(sol: &Solution, pages: bool) -> Value {
         "optimum_replication": sol.replication,
         "replication_refused": sol.replication_refused,
         "replication_lower_bound": sol.replication_bound,
+        "capacity": sol.capacity,
+        "capacity_refused": sol.capacity_refused,
         "regret_at_most": sol.regret_at_most(),
         "regret": sol.regret(),
         "regret_against": against(sol),

@@ -65,6 +65,21 @@ struct OracleTable {
     /// Work the replication model may take before it is given up.
     #[serde(default = "default_budget")]
     replication_budget: u64,
+    /// Trace passes the capacity relaxation may make where a node's frames are fewer
+    /// than the pages referenced (0: not computed).
+    #[serde(default = "default_capacity_passes")]
+    capacity_passes: u32,
+    /// Windows of the run the capacity relaxation prices apart (1 to 64).
+    #[serde(default = "one")]
+    capacity_windows: usize,
+}
+
+fn default_capacity_passes() -> u32 {
+    numaplace_oracle::capacity::DEFAULT_CAPACITY_PASSES
+}
+
+fn one() -> usize {
+    1
 }
 
 fn yes() -> bool {
@@ -113,9 +128,21 @@ fn prepare(point: &RunPoint) -> Result<Prepared, UserError> {
             let t: OracleTable = o.try_into().map_err(|e: toml::de::Error| {
                 UserError::new(format!("{}: oracle: {}", point.id, e.message()))
             })?;
+            if !(1..=numaplace_oracle::capacity::MAX_WINDOWS).contains(&t.capacity_windows) {
+                return Err(UserError::new(format!(
+                    "{}: oracle: capacity_windows = {}: expected 1 to {}",
+                    point.id,
+                    t.capacity_windows,
+                    numaplace_oracle::capacity::MAX_WINDOWS
+                )));
+            }
             Some(SolveOptions {
                 replication: t.replication,
                 replication_budget: t.replication_budget,
+                capacity: numaplace_oracle::capacity::CapacityOptions {
+                    passes: t.capacity_passes,
+                    windows: t.capacity_windows,
+                },
             })
         }
         None => None,

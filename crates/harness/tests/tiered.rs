@@ -84,3 +84,59 @@ fn a_1024_node_machine_runs_replication_on_nodes_beyond_64() {
     assert!(out.stats.events.replications > 0);
     assert!(out.stats.refs.local > 0);
 }
+
+/// Records a tiered GUPS run and solves it.
+fn solved(sets: &[&str]) -> numaplace_oracle::solve::Solution {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = resolve(None, &tiered(sets)).unwrap();
+    let path = dir.path().join("gups.bin");
+    numaplace_oracle::record::record(&cfg, &path).unwrap();
+    numaplace_oracle::solve::solve(&path, Default::default()).unwrap()
+}
+
+#[test]
+fn a_short_fast_tier_bounds_the_optimum_between_the_unlimited_one_and_the_policy() {
+    // 100 pages, 40 fast frames: first-touch static placement is a schedule within the
+    // limits, so the bound of the optimum with them may not exceed its cost.
+    let sol = solved(&["machine.node_frames=[40, 1000]"]);
+    let c = sol.capacity.as_ref().expect("the fast tier is short");
+    assert_eq!(c.limited.len(), 1);
+    assert_eq!(c.unlimited, sol.migration.total());
+    assert!(c.bound > c.unlimited, "{} vs {}", c.bound, c.unlimited);
+    assert!(
+        c.bound <= sol.policy.total(),
+        "{} > {}",
+        c.bound,
+        sol.policy.total()
+    );
+    let most = sol.regret_at_most().expect("a bound of the regret");
+    assert!(
+        most >= 1.0 && most < sol.regret(),
+        "{most} vs {}",
+        sol.regret()
+    );
+}
+
+#[test]
+fn a_fast_tier_holding_every_page_leaves_the_unlimited_optimum_exact() {
+    let sol = solved(&["machine.node_frames=[100, 1000]"]);
+    assert!(sol.capacity.is_none() && sol.capacity_refused.is_none());
+    assert!(!sol.capacity_binds());
+    assert!(sol.regret_at_most().is_none());
+}
+
+#[test]
+fn the_capacity_bound_is_the_same_on_one_thread_and_on_two() {
+    let bound = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| solved(&["machine.node_frames=[40, 1000]"]))
+            .capacity
+            .unwrap()
+    };
+    let (one, two) = (bound(1), bound(2));
+    assert_eq!(one.bound, two.bound);
+    assert_eq!(one.lambda, two.lambda);
+}

@@ -144,3 +144,62 @@ pub fn replication(m: &CostModel, runs: &[Run]) -> u64 {
         }
     }
 }
+
+/// The cheapest schedule of several pages' timed runs in the migration-only model with
+/// frame limits: every sequence of global assignments (each page absent before its
+/// first run, then on a node), one per run, every node holding at most its `frames`
+/// pages; a change of a page's home costs a migration, a page is placed free at its
+/// first run. `runs` are (page, run) in time order; (n+1)^P assignments, small P only.
+/// Moves are priced one per page whose home changed (a swap between two full limited
+/// nodes would need a third move through another node: this is a relaxation there,
+/// exact with one limited node).
+pub fn migration_with_limits(m: &CostModel, frames: &[u64], runs: &[(usize, Run)]) -> u64 {
+    let n = m.nodes;
+    let pages = runs.iter().map(|r| r.0 + 1).max().unwrap_or(0);
+    let base = n + 1; // n: absent
+    let states = base.pow(pages as u32);
+    let decode = |mut s: usize| -> Vec<usize> {
+        (0..pages)
+            .map(|_| {
+                let d = s % base;
+                s /= base;
+                d
+            })
+            .collect()
+    };
+    let fits =
+        |a: &[usize]| (0..n).all(|x| a.iter().filter(|&&h| h == x).count() as u64 <= frames[x]);
+    let mut cost = vec![u64::MAX; states];
+    // Digit n is "absent": before the first run every page is.
+    let all_absent: usize = (0..pages).map(|i| n * base.pow(i as u32)).sum();
+    cost[all_absent] = 0;
+    let mut touched = vec![false; pages];
+    for &(page, r) in runs {
+        touched[page] = true;
+        let mut next = vec![u64::MAX; states];
+        for (s, &c) in cost.iter().enumerate() {
+            if c == u64::MAX {
+                continue;
+            }
+            let from = decode(s);
+            for (t, slot) in next.iter_mut().enumerate() {
+                let to = decode(t);
+                // A page is on a node exactly once it has been touched.
+                let ok = (0..pages).all(|q| touched[q] == (to[q] < n));
+                if !ok || !fits(&to) {
+                    continue;
+                }
+                let moves = (0..pages)
+                    .filter(|&q| from[q] < n && to[q] != from[q])
+                    .count() as u64;
+                let a = r.node as usize;
+                let h = to[page];
+                let price = if r.write { m.write(a, h) } else { m.read(a, h) };
+                let v = c + moves * m.migrate + r.count as u64 * price;
+                *slot = (*slot).min(v);
+            }
+        }
+        cost = next;
+    }
+    cost.into_iter().min().unwrap_or(0)
+}

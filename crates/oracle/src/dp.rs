@@ -1,8 +1,9 @@
 //! The exact per-page solvers: dynamic programmes over a page's reference runs.
 //!
 //! A page's runs are independent of every other page's in both models (no capacity
-//! limit couples them), so each page is solved on its own, online: the solvers take
-//! one run at a time and keep only the current layer of the programme.
+//! limit couples them; [`crate::capacity`] bounds the optimum where one does), so each
+//! page is solved on its own, online: the solvers take one run at a time and keep only
+//! the current layer of the programme.
 //!
 //! **Migration only** ([`MigrationDp`]): the state is the page's home node. Before each
 //! run the page may move (price `migrate`, the same between any two nodes in this

@@ -15,6 +15,7 @@
 //! in this model, not a makespan; replaying it measures the makespan.
 
 pub mod brute;
+pub mod capacity;
 pub mod dp;
 pub mod model;
 pub mod record;

@@ -7,6 +7,7 @@
 //! plus each referenced page's programme (O(n) for migration, its live copy sets for
 //! replication) and result; never the trace.
 
+use crate::capacity::{capacity_bound, Capacity, CapacityBound, CapacityOptions};
 use crate::dp::{
     Cost, MigrationDp, ReplicationBound, ReplicationDp, Run, Scratch, MAX_REPLICATION_NODES,
 };
@@ -109,6 +110,12 @@ pub struct Solution {
     pub replication_bound: u64,
     /// Whether the policy replicated (then a migration-only optimum is no bound on it).
     pub policy_replicated: bool,
+    /// The migration-only optimum with the machine's frame limits, bounded below by a
+    /// Lagrangian relaxation ([`crate::capacity`]), when a node holds fewer frames than
+    /// the pages referenced.
+    pub capacity: Option<CapacityBound>,
+    /// Why that bound was not computed on a machine whose limits bind.
+    pub capacity_refused: Option<String>,
     /// Reference runs solved.
     pub records: u64,
     /// Wall-clock seconds the solvers took.
@@ -128,11 +135,27 @@ impl Solution {
         self.policy.total() as f64 / self.optimum().total().max(1) as f64
     }
 
-    /// An upper bound of the regret against the replication model when that model was
-    /// not solved: the policy's cost over the relaxation's lower bound.
+    /// An upper bound of the regret when only a bound of the optimum is known: against
+    /// the replication model when it was not solved and the policy replicated (the
+    /// policy's cost over the replication relaxation's bound); against the migration-only
+    /// optimum with the machine's frame limits when they bind and the policy never
+    /// replicated (over the capacity relaxation's bound).
     pub fn regret_at_most(&self) -> Option<f64> {
-        (self.replication.is_none() && self.policy_replicated)
-            .then(|| self.policy.total() as f64 / self.replication_bound.max(1) as f64)
+        if self.policy_replicated {
+            return self
+                .replication
+                .is_none()
+                .then(|| self.policy.total() as f64 / self.replication_bound.max(1) as f64);
+        }
+        self.capacity
+            .as_ref()
+            .map(|c| self.policy.total() as f64 / c.bound.max(1) as f64)
+    }
+
+    /// Whether the machine's frame limits bind on this trace (a node holds fewer frames
+    /// than the pages referenced): the unlimited optima are then only lower bounds.
+    pub fn capacity_binds(&self) -> bool {
+        self.capacity.is_some() || self.capacity_refused.is_some()
     }
 
     /// Reference runs solved per wall-clock second.
@@ -155,6 +178,9 @@ pub struct SolveOptions {
     /// Copy-set updates the replication programme may make in all before it is given
     /// up (with a message saying so): its work grows as T·2^n in the worst case.
     pub replication_budget: u64,
+    /// The search of the capacity relaxation, where a node's frames are fewer than the
+    /// pages referenced.
+    pub capacity: CapacityOptions,
 }
 
 /// Default [`SolveOptions::replication_budget`]: about two minutes on two cores.
@@ -165,6 +191,7 @@ impl Default for SolveOptions {
         SolveOptions {
             replication: true,
             replication_budget: DEFAULT_REPLICATION_BUDGET,
+            capacity: CapacityOptions::default(),
         }
     }
 }
@@ -263,6 +290,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
     let mut chunk: Vec<Record> = Vec::with_capacity(CHUNK_RECORDS + crate::trace::BLOCK_RECORDS);
     let started = Instant::now();
     let mut records = 0u64;
+    let mut last_time = 0u64;
     let mut state_bytes = 0u64;
     // Copy-set updates of the replication programme so far, over all shards: past the
     // budget every page stops advancing it (the total only grows, so whether it is given
@@ -287,6 +315,7 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
         }
         for r in &chunk {
             buckets[r.page as usize % nshards].push(*r);
+            last_time = last_time.max(r.time);
         }
         let model = &model;
         let spent = &spent;
@@ -436,6 +465,28 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
             total_policy = total_policy + c;
         }
     }
+    let frames: Vec<u64> = (0..n)
+        .map(|x| machine.frames(numaplace_core::NodeId(x as u16)) as u64)
+        .collect();
+    let (capacity, capacity_refused) = match capacity_bound(
+        path,
+        &model,
+        &frames,
+        pages.len() as u64,
+        footer.words,
+        last_time,
+        opts.capacity,
+    )? {
+        Capacity::NotLimited => (None, None),
+        Capacity::Refused(why) => (None, Some(why)),
+        Capacity::Bound(mut b) => {
+            // The relaxation at λ = 0 is the unlimited optimum, which the programme
+            // above has as an exact integer; the floating-point sums only approach it.
+            b.unlimited = total_mig.total();
+            b.bound = b.bound.max(b.unlimited);
+            (Some(b), None)
+        }
+    };
     Ok(Solution {
         header: reader.header,
         footer,
@@ -447,6 +498,8 @@ pub fn solve(path: &Path, opts: SolveOptions) -> Result<Solution, OracleError> {
         replication_refused: refused,
         replication_bound: total_bound,
         policy_replicated,
+        capacity,
+        capacity_refused,
         records,
         seconds,
         state_bytes,
