@@ -82,11 +82,13 @@ fn capacity_text(o: &mut String, sol: &Solution) {
         );
         let _ = writeln!(
             o,
-            "  frame limits bind: {} pages referenced, fewer frames on {}; the optima above ignore the limits. The bound is a Lagrangian relaxation's (frame occupancy priced per window, {} window(s), {} trace passes{}): the optimum with the limits is at least this, {:.3}x the optimum without them",
+            "  frame limits bind: {} pages referenced, fewer frames on {}; the optima above ignore the limits. The bound is a Lagrangian relaxation's (frame occupancy priced per window, {} window(s), {} trace passes in {:.2} s, state {}{}): the optimum with the limits is at least this, {:.3}x the optimum without them",
             sol.pages.len(),
             nodes.join(", "),
             c.windows,
             c.passes,
+            c.seconds,
+            bytes(c.state_bytes),
             if c.unlimited_fits {
                 "; the optimum without limits already fits them on aggregate, so the relaxation cannot tighten it"
             } else {
