@@ -217,8 +217,6 @@ pub fn oracle_json(sol: &Solution, pages: bool) -> Value {
         "optimum_replication": sol.replication,
         "replication_refused": sol.replication_refused,
         "replication_lower_bound": sol.replication_bound,
-        "capacity": sol.capacity,
-        "capacity_refused": sol.capacity_refused,
         "regret_at_most": sol.regret_at_most(),
         "regret": sol.regret(),
         "regret_against": against(sol),
@@ -229,6 +227,15 @@ pub fn oracle_json(sol: &Solution, pages: bool) -> Value {
         "references_per_second": sol.refs_per_second(),
         "solver_state_bytes": sol.state_bytes,
     });
+    // Only where frame limits bind (records of other runs stay as they were).
+    if let Some(o) = v.as_object_mut() {
+        if let Some(c) = &sol.capacity {
+            o.insert("capacity".into(), json!(c));
+        }
+        if let Some(why) = &sol.capacity_refused {
+            o.insert("capacity_refused".into(), json!(why));
+        }
+    }
     if pages {
         if let Some(o) = v.as_object_mut() {
             o.insert("pages".into(), json!(sol.pages));
