@@ -40,6 +40,7 @@ fn machine(page: u64) -> MachineConfig {
         },
         variation: Default::default(),
         contention: false,
+        cache: Default::default(),
     }
 }
 

@@ -152,6 +152,7 @@ mod tests {
             costs,
             variation: Default::default(),
             contention: false,
+            cache: Default::default(),
         })
         .unwrap()
     }

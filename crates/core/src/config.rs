@@ -381,6 +381,20 @@ impl RunConfig {
                 },
             ),
             part(
+                "processor caches (page x processor table, one entry per cached page)",
+                &size,
+                if machine.config.cache.enabled {
+                    let procs = machine.procs() as u64;
+                    crate::cache::Caches::table_bytes(pages, procs).saturating_add(
+                        procs.saturating_mul(
+                            machine.config.cache.lines().min(pages).saturating_mul(16),
+                        ),
+                    )
+                } else {
+                    0
+                },
+            ),
+            part(
                 "fault handlers and policy per-page work",
                 &size,
                 pages.saturating_mul(24),

@@ -13,6 +13,7 @@
 extern crate self as numaplace_core;
 
 pub mod breakeven;
+pub mod cache;
 pub mod config;
 pub mod engine;
 pub mod error;

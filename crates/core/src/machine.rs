@@ -4,6 +4,7 @@
 //! is the validated, resolved form with per node-pair latency tables the engine reads on
 //! every reference.
 
+use crate::cache::CacheConfig;
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::types::{NodeId, Ns, ProcId};
@@ -145,6 +146,11 @@ pub struct MachineConfig {
     /// on its own `busy_until`; see the `*_service_ns` costs).
     #[serde(default)]
     pub contention: bool,
+    /// Each processor's cache (none unless a preset or the configuration gives one):
+    /// references that hit never reach memory (see [`crate::cache`]).
+    #[serde(default, skip_serializing_if = "CacheConfig::is_off")]
+    #[field(nested)]
+    pub cache: CacheConfig,
 }
 
 /// Run-to-run variation: physical sources of the differences between two runs of one
@@ -272,6 +278,7 @@ impl Machine {
                 ),
             );
         }
+        config.cache.validate(config.page_size_bytes)?;
         let c = &config.costs;
         // The same rule on every topology: a remote access never costs less than a local
         // one (a distance matrix scales between the two, so a reversed pair would make

@@ -234,6 +234,10 @@ pub struct Stats {
     /// The run was stopped before every thread finished: the statistics cover the run up
     /// to `makespan_ns` only.
     pub partial: bool,
+    /// What the processor caches did, when the machine has them (`refs` then counts
+    /// memory accesses: the lines that missed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<crate::cache::CacheStats>,
 }
 
 impl Stats {

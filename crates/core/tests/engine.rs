@@ -198,11 +198,7 @@ impl Program for OneRead {
             if self.delay > Ns::ZERO {
                 out.push(Op::Compute(self.delay));
             }
-            out.push(Op::Ref {
-                vpn: Vpn(0),
-                write: false,
-                count: self.count,
-            });
+            out.push(Op::run(Vpn(0), false, self.count));
         }
     }
 }

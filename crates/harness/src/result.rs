@@ -84,6 +84,12 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
             o.insert(c.name.into(), json!(c.value));
         }
     }
+    if let Some(c) = &s.cache {
+        // Only runs on a machine with processor caches carry it.
+        if let Some(o) = v.as_object_mut() {
+            o.insert("cache".into(), json!(c));
+        }
+    }
     if s.partial {
         // Only a stopped run carries the mark, so complete records stay as they were.
         if let Some(o) = v.as_object_mut() {

@@ -60,6 +60,18 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
             .map(|c| (c.label, c.value.to_string())),
     );
     rows.push(("daemon busy", secs(s.daemon_busy_ns)));
+    if let Some(c) = &s.cache {
+        // With caches, `references` above are memory accesses: the lines that missed.
+        let walked = c.hits + c.misses;
+        rows.push((
+            "cache lines hit",
+            format!("{} ({} of lines walked)", c.hits, pct(c.hits, walked)),
+        ));
+        rows.push(("  missed", c.misses.to_string()));
+        rows.push(("  invalidated", c.invalidated.to_string()));
+        rows.push(("  evicted", c.evicted.to_string()));
+        rows.push(("  flushed (moved)", c.flushed.to_string()));
+    }
     for (k, v) in rows {
         let _ = writeln!(o, "  {k:<20} {v}");
     }

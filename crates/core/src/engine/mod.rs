@@ -208,6 +208,8 @@ struct ProgRt {
     running: Vec<bool>,
     /// Whether the program adapts its thread count ([`Program::adapts_threads`]).
     adaptive: bool,
+    /// Bytes one of its references stands for ([`Program::ref_bytes`]).
+    ref_bytes: u64,
     barrier_waiting: Vec<u32>,
     live: u32,
     locks: Vec<(Option<u32>, VecDeque<u32>)>,
@@ -403,6 +405,7 @@ impl Engine {
     fn finish(mut self) -> Stats {
         let end = Ns(self.stats.makespan_ns);
         self.stats.npages = self.mm.mem.npages() as u64;
+        self.stats.cache = self.mm.caches.as_ref().map(|c| c.stats);
         self.stats.own_counters = self.policy.counters();
         self.stats.own_counters.extend(self.scheduler.counters());
         for p in &self.progs {

@@ -62,7 +62,13 @@ impl Engine {
                     }
                     end
                 }
-                Op::Ref { vpn, write, count } => self.reference(tid, now, vpn, write, count)?,
+                Op::Ref {
+                    vpn,
+                    write,
+                    count,
+                    at,
+                    span,
+                } => self.reference(tid, now, vpn, write, count, (at, span))?,
                 Op::Compute(d) => now + d,
                 Op::Sleep(d) => {
                     self.sleep(tid, d, now);
@@ -108,7 +114,7 @@ impl Engine {
                         // Every other thread spins or waits too: no one can advance the count.
                         return Err(self.deadlock(now));
                     }
-                    let end = self.reference(tid, now, vpn, write, count.max(1))?;
+                    let end = self.reference(tid, now, vpn, write, count.max(1), (0, 0))?;
                     if !seen {
                         self.threads[tid as usize].pos -= 1;
                     }
@@ -193,8 +199,31 @@ impl Engine {
         local_vpn: Vpn,
         write: bool,
         count: u32,
+        (at, span): (u32, u32),
     ) -> Result<Ns, SimError> {
         let (node, vpn) = self.global_vpn(tid, local_vpn, "referenced")?;
+        let mut count = count;
+        let mut hit_time = Ns::ZERO;
+        if let Some(caches) = self.mm.caches.as_mut() {
+            // Only the lines that miss reach memory, one access a line; a run that hits
+            // throughout costs its hits, unless the mapping no longer allows it (the
+            // translation still faults).
+            let th = &self.threads[tid as usize];
+            let cfg = &self.mm.machine.config.cache;
+            let bytes = match span {
+                0 => count as u64 * self.progs[th.prog as usize].ref_bytes,
+                s => s as u64,
+            };
+            let first = at as u64 / cfg.line_bytes;
+            let end = (at as u64 + bytes).div_ceil(cfg.line_bytes);
+            let proc = th.proc.map_or(0, |p| p.idx());
+            let (hits, misses) = caches.access(proc, vpn.0, first, end - first, write);
+            hit_time = Ns(hits.saturating_mul(cfg.hit_ns));
+            count = misses as u32;
+            if count == 0 && self.mm.mem.reaches(vpn, node, write).is_some() {
+                return Ok(now + hit_time);
+            }
+        }
         let th = &mut self.threads[tid as usize];
         let end = self
             .mm
@@ -213,7 +242,8 @@ impl Engine {
                 policy: self.policy.name().into(),
                 message: format!("page {} left unmapped on node {node} after a fault", vpn.0),
             })?;
-        if let Some(obs) = self.observer.as_mut() {
+        let end = end + hit_time;
+        if let Some(obs) = self.observer.as_mut().filter(|_| count > 0) {
             observe(
                 obs.as_mut(),
                 &self.mm,

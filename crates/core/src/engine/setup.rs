@@ -32,6 +32,10 @@ impl Engine {
                 in_parallel: 0,
                 running: vec![true; threads as usize],
                 adaptive: p.adapts_threads(),
+                ref_bytes: p
+                    .ref_bytes()
+                    .unwrap_or(machine.config.word_size_bytes)
+                    .max(1),
                 barrier_waiting: Vec::new(),
                 live: threads,
                 locks: Vec::new(),
@@ -138,6 +142,15 @@ impl Engine {
                 npages as usize,
                 mm.machine.nodes(),
                 program_of,
+            ));
+        }
+        let cache = &mm.machine.config.cache;
+        if cache.enabled {
+            mm.caches = Some(crate::cache::Caches::new(
+                mm.machine.procs(),
+                npages as usize,
+                (ps / cache.line_bytes) as u32,
+                cache.lines(),
             ));
         }
         let MemSystem { machine, mem, .. } = &mut mm;

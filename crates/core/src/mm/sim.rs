@@ -21,6 +21,8 @@ pub struct SimMm<'a> {
     pub(crate) thread_nodes: &'a [Option<NodeId>],
     pub(crate) rng: &'a mut Pcg64,
     pub(crate) counters: Option<&'a mut super::PageCounters>,
+    /// The processors' caches: a page that moves leaves them.
+    pub(crate) caches: Option<&'a mut crate::cache::Caches>,
     pub(crate) now: Ns,
     pub(crate) actor: NodeId,
     pub(crate) cost: Ns,
@@ -233,6 +235,9 @@ impl Mm for SimMm<'_> {
         // Every mapping is redirected to the moved copy (a single copy's mappings reach
         // its home), each node interrupted.
         self.mem.move_copy(vpn, to);
+        if let Some(c) = self.caches.as_deref_mut() {
+            c.flush_page(vpn.0);
+        }
         self.charge_shootdowns(self.mem.page(vpn).mapped);
         self.stats.events.migrations += 1;
         if let Some(p) = self.stats.program_of(vpn) {
@@ -261,6 +266,9 @@ impl Mm for SimMm<'_> {
         let t = self.block_transfer(src, to);
         self.cost += t;
         self.mem.add_copy(vpn, to);
+        if let Some(c) = self.caches.as_deref_mut() {
+            c.flush_page(vpn.0);
+        }
         self.mem.set_dirty(vpn, false);
         self.stats.events.replications += 1;
         if let Some(r) = self.stats.page(vpn) {
@@ -294,6 +302,9 @@ impl Mm for SimMm<'_> {
             .saturating_add(c.coherency_per_copy_ns.saturating_mul(dropped.len() as u64)));
         self.charge_shootdowns(stale);
         self.mem.keep_only(vpn, keep);
+        if let Some(c) = self.caches.as_deref_mut() {
+            c.flush_page(vpn.0);
+        }
         self.stats.events.coherency_faults += 1;
         if let Some(r) = self.stats.page(vpn) {
             r.coherency_faults += 1;

@@ -34,6 +34,8 @@ pub struct MemSystem {
     pub(crate) rng: Pcg64,
     /// Hardware per-page access counters, when the policy asks for them.
     pub(crate) counters: Option<super::PageCounters>,
+    /// The processors' caches, when the machine has them.
+    pub(crate) caches: Option<crate::cache::Caches>,
 }
 
 /// A fault the policy (and the default handling after it) left without a mapping that
@@ -65,6 +67,7 @@ impl MemSystem {
             thread_nodes,
             rng: Pcg64::seed_from_u64(seed),
             counters: None,
+            caches: None,
             machine,
         }
     }
@@ -81,6 +84,7 @@ impl MemSystem {
             thread_nodes: &self.thread_nodes,
             rng: &mut self.rng,
             counters: self.counters.as_mut(),
+            caches: self.caches.as_mut(),
             now,
             actor,
             cost: Ns::ZERO,

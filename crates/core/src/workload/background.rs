@@ -181,6 +181,8 @@ impl Program for Background {
                 vpn: Vpn(p),
                 write: true,
                 count: self.lines_per_page,
+                at: 0,
+                span: 0,
             });
         }
         let rng = &mut self.rng[s];

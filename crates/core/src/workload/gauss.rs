@@ -266,6 +266,8 @@ impl Gauss {
                 vpn: lock_page,
                 write: true,
                 count: 1 + self.size_on_lock_page as u32,
+                at: 0,
+                span: 0,
             });
             out.push(Op::Advance {
                 event: start_event(self.n),
@@ -295,6 +297,8 @@ impl Gauss {
             vpn: self.page_of(self.events, 0, k),
             write: true,
             count: 1,
+            at: 0,
+            span: 0,
         });
         out.push(Op::Advance {
             event: k as u32,
@@ -325,6 +329,8 @@ impl Gauss {
                 vpn: self.page_of(self.lock, 0, 1),
                 write: false,
                 count: len as u32,
+                at: 0,
+                span: 0,
             });
         }
         if self.compute > 0 {
@@ -440,6 +446,7 @@ mod tests {
             },
             variation: Default::default(),
             contention: false,
+            cache: Default::default(),
         })
         .unwrap()
     }

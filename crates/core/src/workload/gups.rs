@@ -259,18 +259,20 @@ impl Program for Gups {
             } else {
                 s.rng.gen_range(0..self.elems)
             };
-            let vpn = Vpn(((base + i * self.elem_bytes) / self.page_size) as u32);
+            let addr = base + i * self.elem_bytes;
+            let vpn = Vpn((addr / self.page_size) as u32);
             // The element's words are counted on the page of its first byte.
-            out.push(Op::Ref {
-                vpn,
-                write: false,
-                count: self.words,
-            });
-            out.push(Op::Ref {
-                vpn,
-                write: true,
-                count: self.words,
-            });
+            let at = addr % self.page_size;
+            let span = self.elem_bytes.min(self.page_size - at) as u32;
+            for write in [false, true] {
+                out.push(Op::Ref {
+                    vpn,
+                    write,
+                    count: self.words,
+                    at: at as u32,
+                    span,
+                });
+            }
             if self.compute > Ns::ZERO {
                 out.push(Op::Compute(self.compute));
             }
@@ -331,14 +333,18 @@ mod tests {
                     vpn: a,
                     write: false,
                     count: 2,
+                    at: x,
+                    span: 8,
                 },
                 Op::Ref {
                     vpn: b,
                     write: true,
                     count: 2,
+                    at: y,
+                    span: 8,
                 },
                 Op::Compute(Ns(100)),
-            ) => assert_eq!(a, b),
+            ) => assert_eq!((a, x), (b, y)),
             other => panic!("{other:?}"),
         }
     }

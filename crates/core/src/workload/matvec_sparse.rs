@@ -277,22 +277,30 @@ impl Program for MatvecSparse {
             vpn: self.page(0, r),
             write: false,
             count: 1,
+            at: 0,
+            span: 0,
         });
         out.push(Op::Ref {
             vpn: self.page(0, r + 1),
             write: false,
             count: 1,
+            at: 0,
+            span: 0,
         });
         for k in k0..k1 {
             out.push(Op::Ref {
                 vpn: self.page(1, k),
                 write: false,
                 count: 1,
+                at: 0,
+                span: 0,
             });
             out.push(Op::Ref {
                 vpn: self.page(2, k),
                 write: false,
                 count: self.refs,
+                at: 0,
+                span: 0,
             });
             if self.compute > Ns::ZERO {
                 out.push(Op::Compute(self.compute));

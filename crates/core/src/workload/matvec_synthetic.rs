@@ -199,6 +199,8 @@ impl Program for MatvecSynthetic {
                 vpn: Vpn((a.addr(r, j) / ps) as u32),
                 write: false,
                 count,
+                at: 0,
+                span: 0,
             });
             if !zero && self.compute > Ns::ZERO {
                 out.push(Op::Compute(self.compute));

@@ -55,6 +55,12 @@ pub enum Op {
         write: bool,
         /// Number of word references.
         count: u32,
+        /// Where in the page the words the run walks begin (bytes). Only processor caches
+        /// read it (which lines a run walks); 0 for a run from the page's start.
+        at: u32,
+        /// Bytes of the page the run walks from `at` (its lines, for processor caches);
+        /// 0: `count` references of the program's reference size, one after another.
+        span: u32,
     },
     /// Computation without shared references.
     Compute(Ns),
@@ -144,6 +150,12 @@ pub trait Program {
     fn iteration_parties(&self, _k: u32) -> Option<u32> {
         None
     }
+    /// Bytes one reference of the program's runs stands for, where it is not a machine
+    /// word (a model that counts one reference per cache line); `None`: a word. The
+    /// processor caches turn a run's references into the lines it walks by it.
+    fn ref_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Turns element ranges into page reference runs, merging consecutive runs to one page.
@@ -160,20 +172,72 @@ impl Emitter {
     pub fn range(
         &self,
         out: &mut Vec<Op>,
-        mut addr: u64,
+        addr: u64,
         len: u64,
         elem_bytes: u64,
         per_elem: u32,
         write: bool,
     ) {
+        self.pieces(out, addr, len, elem_bytes, per_elem, write, true);
+    }
+
+    /// Like [`Emitter::range`] with one reference per element, but the first run never
+    /// merges into the op before it: a walk that repeats the previous one (another pass
+    /// over the same lines) stays a run of its own, so a processor cache sees the lines
+    /// walked again rather than twice as many lines.
+    pub fn walk(&self, out: &mut Vec<Op>, addr: u64, len: u64, elem_bytes: u64, write: bool) {
+        self.pieces(out, addr, len, elem_bytes, 1, write, false);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pieces(
+        &self,
+        out: &mut Vec<Op>,
+        mut addr: u64,
+        len: u64,
+        elem_bytes: u64,
+        per_elem: u32,
+        write: bool,
+        merge_first: bool,
+    ) {
         let mut left = len;
+        let mut merge = merge_first;
         while left > 0 {
             let page = addr / self.page_size;
             let page_end = (page + 1) * self.page_size;
             let k = left.min((page_end - addr).div_ceil(elem_bytes));
-            push_ref(out, Vpn(page as u32), write, k * per_elem as u64);
+            let at = addr - page * self.page_size;
+            let span = (k * elem_bytes).min(self.page_size - at);
+            let vpn = Vpn(page as u32);
+            let count = k * per_elem as u64;
+            if merge {
+                push_span(out, vpn, write, count, at as u32, span as u32);
+            } else {
+                // A page's elements always fit one run's count.
+                out.push(Op::Ref {
+                    vpn,
+                    write,
+                    count: count.min(u32::MAX as u64) as u32,
+                    at: at as u32,
+                    span: span as u32,
+                });
+                merge = true;
+            }
             addr += k * elem_bytes;
             left -= k;
+        }
+    }
+}
+
+impl Op {
+    /// A run of `count` references to `vpn` from the page's start.
+    pub fn run(vpn: Vpn, write: bool, count: u32) -> Op {
+        Op::Ref {
+            vpn,
+            write,
+            count,
+            at: 0,
+            span: 0,
         }
     }
 }
@@ -181,6 +245,13 @@ impl Emitter {
 /// Appends a reference run, merging it into the previous op when that is a run of the same
 /// kind to the same page.
 pub fn push_ref(out: &mut Vec<Op>, vpn: Vpn, write: bool, count: u64) {
+    push_span(out, vpn, write, count, 0, 0);
+}
+
+/// Appends a reference run walking `span` bytes of the page from byte `at` (0: see
+/// [`Op::Ref`]), merging it into the previous op when that is a run of the same kind to
+/// the same page (the merged run walks the smallest range holding both).
+pub fn push_span(out: &mut Vec<Op>, vpn: Vpn, write: bool, count: u64, at: u32, span: u32) {
     if count == 0 {
         return;
     }
@@ -188,10 +259,19 @@ pub fn push_ref(out: &mut Vec<Op>, vpn: Vpn, write: bool, count: u64) {
         vpn: v,
         write: w,
         count: c,
+        at: a,
+        span: s,
     }) = out.last_mut()
     {
         if *v == vpn && *w == write && (*c as u64 + count) <= u32::MAX as u64 {
             *c += count as u32;
+            let lo = (*a).min(at);
+            *s = if *s == 0 || span == 0 {
+                0
+            } else {
+                (*a + *s).max(at + span) - lo
+            };
+            *a = lo;
             return;
         }
     }
@@ -202,6 +282,8 @@ pub fn push_ref(out: &mut Vec<Op>, vpn: Vpn, write: bool, count: u64) {
             vpn,
             write,
             count: c as u32,
+            at,
+            span,
         });
         count -= c;
     }
@@ -540,25 +622,37 @@ mod tests {
         let mut out = Vec::new();
         // 10 four-byte elements from byte 8: 2 on page 0, 4 on page 1, 4 on page 2.
         e.range(&mut out, 8, 10, 4, 3, false);
+        let run = |vpn, count, at, span| Op::Ref {
+            vpn: Vpn(vpn),
+            write: false,
+            count,
+            at,
+            span,
+        };
         assert_eq!(
             out,
-            vec![
-                Op::Ref {
-                    vpn: Vpn(0),
-                    write: false,
-                    count: 6
-                },
-                Op::Ref {
-                    vpn: Vpn(1),
-                    write: false,
-                    count: 12
-                },
-                Op::Ref {
-                    vpn: Vpn(2),
-                    write: false,
-                    count: 12
-                },
-            ]
+            vec![run(0, 6, 8, 8), run(1, 12, 0, 16), run(2, 12, 0, 16)]
+        );
+    }
+
+    #[test]
+    fn a_walk_stays_apart_from_the_run_before_it_on_the_same_page() {
+        let e = Emitter { page_size: 16 };
+        let mut out = Vec::new();
+        e.walk(&mut out, 0, 2, 4, false);
+        e.walk(&mut out, 0, 2, 4, false);
+        assert_eq!(out.len(), 2);
+        e.range(&mut out, 8, 2, 4, 1, false);
+        // A range merges, and the merged run walks both parts of the page.
+        assert_eq!(
+            out[1],
+            Op::Ref {
+                vpn: Vpn(0),
+                write: false,
+                count: 4,
+                at: 0,
+                span: 16
+            }
         );
     }
 
@@ -569,14 +663,7 @@ mod tests {
         push_ref(&mut out, Vpn(3), true, 5);
         push_ref(&mut out, Vpn(3), false, 1);
         assert_eq!(out.len(), 2);
-        assert_eq!(
-            out[0],
-            Op::Ref {
-                vpn: Vpn(3),
-                write: true,
-                count: 7
-            }
-        );
+        assert_eq!(out[0], Op::run(Vpn(3), true, 7));
     }
 
     struct Chunks;

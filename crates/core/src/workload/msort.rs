@@ -251,6 +251,8 @@ impl Msort {
             vpn: self.flag_page(t),
             write: true,
             count: 1,
+            at: 0,
+            span: 0,
         });
         out.push(Op::Advance {
             event: t,

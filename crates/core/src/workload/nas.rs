@@ -22,6 +22,7 @@
 //! left out, as are the setup phase and verification.
 
 use super::{Emitter, ForkJoin, LoopBody, Op, Program};
+use crate::cache::{CacheStats, Caches, ExactLru};
 use crate::error::ConfigError;
 use crate::estimate::Footprint;
 use crate::machine::Machine;
@@ -139,19 +140,25 @@ fn plan(spec: &KernelSpec, c: &Common, machine: &Machine) -> Result<Plan, Config
     // A run per page per sweep, plus one compute op, bounds a chunk's operations.
     let mut chunk_ops = 0u64;
     for s in &spec.sweeps {
-        let (a, planes) = match *s {
-            Sweep::Own { array, .. } => {
+        let (a, planes, passes) = match *s {
+            Sweep::Own { array, passes, .. } => {
                 let a = &spec.arrays[array];
-                (a, a.planes.div_ceil(threads as u64))
+                (a, a.planes.div_ceil(threads as u64), passes)
             }
-            Sweep::Across { array, .. } | Sweep::All { array, .. } => {
+            Sweep::Across { array, passes, .. } | Sweep::All { array, passes } => {
                 let a = &spec.arrays[array];
-                (a, a.planes)
+                (a, a.planes, passes)
             }
+        };
+        // With processor caches each pass is emitted apart.
+        let walks = if machine.config.cache.enabled {
+            passes.max(1) as u64
+        } else {
+            1
         };
         let per_plane = crate::estimate::runs_of(a.plane_bytes, 1, ps);
         chunk_ops = chunk_ops
-            .saturating_add(planes.saturating_mul(per_plane))
+            .saturating_add(planes.saturating_mul(per_plane).saturating_mul(walks))
             .saturating_add(1);
     }
     Ok(Plan {
@@ -200,34 +207,65 @@ pub struct Body {
     chunks: u32,
     emit: Emitter,
     compute_ns_per_line: u64,
+    /// Whether the machine has processor caches (then passes are emitted apart).
+    cached: bool,
 }
 
-impl Body {
-    /// Emits `passes` references to each line of bytes `[from, to)` of array `a`.
-    fn lines(
-        &self,
-        out: &mut Vec<Op>,
-        a: usize,
-        from: u64,
-        to: u64,
-        write: bool,
-        passes: u32,
-    ) -> u64 {
+/// One walk of a sweep: `lines` cache lines from byte address `at`, `passes` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Walk {
+    /// First byte (line-aligned).
+    pub at: u64,
+    /// Lines walked.
+    pub lines: u64,
+    /// Times.
+    pub passes: u32,
+    /// Whether it writes.
+    pub write: bool,
+}
+
+/// The walks thread (chunk) `c` of `p` makes for sweep `s`, arrays at `bases`.
+fn sweep_walks(spec: &KernelSpec, bases: &[u64], s: &Sweep, c: u64, p: u64, out: &mut Vec<Walk>) {
+    // `passes` walks of the lines holding bytes `[from, to)` of array `a`.
+    let mut lines = |a: usize, from: u64, to: u64, write: bool, passes: u32| {
         if to <= from {
-            return 0;
+            return;
         }
         let first = from / LINE_BYTES;
         let last = to.div_ceil(LINE_BYTES);
-        let n = last - first;
-        self.emit.range(
-            out,
-            self.bases[a] + first * LINE_BYTES,
-            n,
-            LINE_BYTES,
+        out.push(Walk {
+            at: bases[a] + first * LINE_BYTES,
+            lines: last - first,
             passes,
             write,
-        );
-        n * passes as u64
+        });
+    };
+    match *s {
+        Sweep::Own {
+            array,
+            write,
+            passes,
+        } => {
+            let a = &spec.arrays[array];
+            let (lo, hi) = (c * a.planes / p, (c + 1) * a.planes / p);
+            lines(array, lo * a.plane_bytes, hi * a.plane_bytes, write, passes);
+        }
+        Sweep::Across {
+            array,
+            write,
+            passes,
+        } => {
+            let a = &spec.arrays[array];
+            let (lo, hi) = (c * a.plane_bytes / p, (c + 1) * a.plane_bytes / p);
+            for k in 0..a.planes {
+                let at = k * a.plane_bytes;
+                lines(array, at + lo, at + hi, write, passes);
+            }
+        }
+        Sweep::All { array, passes } => {
+            let a = &spec.arrays[array];
+            lines(array, 0, a.planes * a.plane_bytes, false, passes);
+        }
     }
 }
 
@@ -241,44 +279,31 @@ impl LoopBody for Body {
     }
 
     fn chunk(&self, _iter: u32, c: u32, out: &mut Vec<Op>) {
-        let (c, p) = (c as u64, self.chunks as u64);
+        let mut walks = Vec::new();
         for s in &self.spec.sweeps {
-            let lines = match *s {
-                Sweep::Own {
-                    array,
-                    write,
-                    passes,
-                } => {
-                    let a = &self.spec.arrays[array];
-                    let (lo, hi) = (c * a.planes / p, (c + 1) * a.planes / p);
-                    self.lines(
-                        out,
-                        array,
-                        lo * a.plane_bytes,
-                        hi * a.plane_bytes,
-                        write,
-                        passes,
-                    )
+            walks.clear();
+            sweep_walks(
+                &self.spec,
+                &self.bases,
+                s,
+                c as u64,
+                self.chunks as u64,
+                &mut walks,
+            );
+            let mut lines = 0u64;
+            for w in &walks {
+                if self.cached {
+                    // Each pass is a walk of its own, so the processor's cache sees the
+                    // same lines again (hits) rather than one run of twice the lines.
+                    for _ in 0..w.passes {
+                        self.emit.walk(out, w.at, w.lines, LINE_BYTES, w.write);
+                    }
+                } else {
+                    self.emit
+                        .range(out, w.at, w.lines, LINE_BYTES, w.passes, w.write);
                 }
-                Sweep::Across {
-                    array,
-                    write,
-                    passes,
-                } => {
-                    let a = &self.spec.arrays[array];
-                    let (lo, hi) = (c * a.plane_bytes / p, (c + 1) * a.plane_bytes / p);
-                    (0..a.planes)
-                        .map(|k| {
-                            let at = k * a.plane_bytes;
-                            self.lines(out, array, at + lo, at + hi, write, passes)
-                        })
-                        .sum()
-                }
-                Sweep::All { array, passes } => {
-                    let a = &self.spec.arrays[array];
-                    self.lines(out, array, 0, a.planes * a.plane_bytes, false, passes)
-                }
-            };
+                lines += w.lines * w.passes as u64;
+            }
             if lines > 0 && self.compute_ns_per_line > 0 {
                 out.push(Op::Compute(Ns(
                     lines.saturating_mul(self.compute_ns_per_line)
@@ -286,6 +311,61 @@ impl LoopBody for Body {
             }
         }
     }
+}
+
+/// The fast cache model against the exact one on kernel `spec`'s address streams: each
+/// of `threads` threads on a processor of its own, each iteration's chunks run one
+/// thread after another, both models fed the same walks (the fast one a run per page
+/// and pass, as the engine feeds it; the exact one every line, `ways`-way
+/// set-associative). `machine` gives the page size and the cache. Returns (fast, exact).
+pub fn validate_cache(
+    spec: &KernelSpec,
+    threads: u32,
+    machine: &Machine,
+    ways: usize,
+) -> Result<(CacheStats, CacheStats), ConfigError> {
+    let c = Common {
+        threads: Some(threads),
+        compute_ns_per_line: 0,
+        adapt_threads: false,
+    };
+    let p = plan(spec, &c, machine)?;
+    let bases: Vec<u64> = p.ids.iter().map(|&id| p.layout.array(id).base).collect();
+    let ps = machine.page_size();
+    let cache = &machine.config.cache;
+    let lpp = ps / LINE_BYTES;
+    let mut fast = Caches::new(
+        threads as usize,
+        p.pages as usize,
+        lpp as u32,
+        cache.lines(),
+    );
+    let mut exact = ExactLru::new(threads as usize, cache.lines(), ways);
+    let mut walks = Vec::new();
+    for _ in 0..spec.iterations {
+        for t in 0..threads {
+            for s in &spec.sweeps {
+                walks.clear();
+                sweep_walks(spec, &bases, s, t as u64, threads as u64, &mut walks);
+                for w in &walks {
+                    for _ in 0..w.passes {
+                        let (first, end) = (w.at / LINE_BYTES, w.at / LINE_BYTES + w.lines);
+                        let mut l = first;
+                        while l < end {
+                            let page = l / lpp;
+                            let upto = end.min((page + 1) * lpp);
+                            fast.access(t as usize, page as u32, l - page * lpp, upto - l, w.write);
+                            for line in l..upto {
+                                exact.access(t as usize, line, w.write);
+                            }
+                            l = upto;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok((fast.stats, exact.stats))
 }
 
 /// A NAS kernel as a program.
@@ -309,6 +389,7 @@ impl Nas {
                 page_size: machine.page_size(),
             },
             compute_ns_per_line: c.compute_ns_per_line,
+            cached: machine.config.cache.enabled,
         };
         let fj = if c.adapt_threads {
             ForkJoin::adaptive(body, p.threads)
@@ -347,6 +428,9 @@ impl Program for Nas {
     }
     fn iteration_parties(&self, k: u32) -> Option<u32> {
         self.fj.iteration_parties(k)
+    }
+    fn ref_bytes(&self) -> Option<u64> {
+        Some(LINE_BYTES)
     }
 }
 

@@ -23,7 +23,8 @@ nas_config! {
 }
 
 impl NasBtConfig {
-    fn spec(&self) -> KernelSpec {
+    /// The kernel's arrays and sweeps for these parameters.
+    pub fn spec(&self) -> KernelSpec {
         let n = self.n;
         let one = ["us", "vs", "ws", "qs", "rho_i", "square"];
         let mut arrays = vec![grid("u", n, 5), grid("rhs", n, 5), grid("forcing", n, 5)];

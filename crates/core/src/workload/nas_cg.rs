@@ -27,7 +27,8 @@ nas_config! {
 }
 
 impl NasCgConfig {
-    fn spec(&self) -> KernelSpec {
+    /// The kernel's arrays and sweeps for these parameters.
+    pub fn spec(&self) -> KernelSpec {
         let n = self.n;
         let rows = |name, bytes| ArraySpec {
             name,

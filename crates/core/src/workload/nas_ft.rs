@@ -21,7 +21,8 @@ nas_config! {
 }
 
 impl NasFtConfig {
-    fn spec(&self) -> KernelSpec {
+    /// The kernel's arrays and sweeps for these parameters.
+    pub fn spec(&self) -> KernelSpec {
         let (n, planes) = (self.n, self.n / 2);
         let plane = |name, bytes: u64| ArraySpec {
             name,

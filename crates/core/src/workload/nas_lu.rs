@@ -21,7 +21,8 @@ nas_config! {
 }
 
 impl NasLuConfig {
-    fn spec(&self) -> KernelSpec {
+    /// The kernel's arrays and sweeps for these parameters.
+    pub fn spec(&self) -> KernelSpec {
         let n = self.n;
         let arrays = vec![
             grid("u", n, 5),

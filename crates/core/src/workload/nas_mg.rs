@@ -30,7 +30,8 @@ nas_config! {
 }
 
 impl NasMgConfig {
-    fn spec(&self) -> KernelSpec {
+    /// The kernel's arrays and sweeps for these parameters.
+    pub fn spec(&self) -> KernelSpec {
         // Levels from n down to 4 points a side (at least one level).
         let mut sizes = vec![self.n];
         while sizes.len() < U.len() && sizes[sizes.len() - 1] / 2 >= 4 {

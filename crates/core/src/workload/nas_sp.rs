@@ -19,7 +19,8 @@ nas_config! {
 }
 
 impl NasSpConfig {
-    fn spec(&self) -> KernelSpec {
+    /// The kernel's arrays and sweeps for these parameters.
+    pub fn spec(&self) -> KernelSpec {
         let n = self.n;
         let one = ["us", "vs", "ws", "qs", "rho_i", "speed", "square"];
         let mut arrays = vec![grid("u", n, 5), grid("rhs", n, 5), grid("forcing", n, 5)];

@@ -47,19 +47,11 @@ impl Program for Script {
 }
 
 pub fn read(page: u32, count: u32) -> Op {
-    Op::Ref {
-        vpn: Vpn(page),
-        write: false,
-        count,
-    }
+    Op::run(Vpn(page), false, count)
 }
 
 pub fn write(page: u32, count: u32) -> Op {
-    Op::Ref {
-        vpn: Vpn(page),
-        write: true,
-        count,
-    }
+    Op::run(Vpn(page), true, count)
 }
 
 pub fn wait(ns: u64) -> Op {
