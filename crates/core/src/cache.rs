@@ -207,6 +207,10 @@ pub struct Caches {
     /// `slot[page * procs + proc]`: 1 + the page's first segment in that processor's
     /// cache, or 0.
     slot: Vec<u32>,
+    /// Per page, a bit per processor whose cache holds some of it (`words` words a page):
+    /// a write visits only those caches.
+    holders: Vec<u64>,
+    words: usize,
     caches: Vec<Lru>,
     /// What the caches did.
     pub stats: CacheStats,
@@ -216,17 +220,23 @@ impl Caches {
     /// Bytes the page × processor table takes for `npages` pages and `procs` processors
     /// (the segments grow with use).
     pub fn table_bytes(npages: u64, procs: u64) -> u64 {
-        npages.saturating_mul(procs).saturating_mul(4)
+        npages
+            .saturating_mul(procs)
+            .saturating_mul(4)
+            .saturating_add(npages.saturating_mul(procs.div_ceil(64)).saturating_mul(8))
     }
 
     /// Empty caches of `capacity` lines for `procs` processors over `npages` pages of
     /// `lines_per_page` lines.
     pub fn new(procs: usize, npages: usize, lines_per_page: u32, capacity: u64) -> Caches {
+        let words = procs.div_ceil(64);
         Caches {
             procs,
             lines_per_page,
             capacity: capacity.max(1),
             slot: vec![0; npages * procs],
+            holders: vec![0; npages * words],
+            words,
             caches: (0..procs).map(|_| Lru::new()).collect(),
             stats: CacheStats::default(),
         }
@@ -246,6 +256,8 @@ impl Caches {
             h => h - 1,
         };
         self.slot[s] = e + 1;
+        let page = c.segs[e as usize].page as usize;
+        self.holders[page * self.words + proc / 64] |= 1 << (proc % 64);
     }
 
     /// Drops segment `e` (already empty of lines or counted out) from `proc`'s cache.
@@ -257,6 +269,7 @@ impl Caches {
         let head = self.slot[s] - 1;
         if head == e {
             self.slot[s] = if seg.next_in_page == NIL {
+                self.holders[seg.page as usize * self.words + proc / 64] &= !(1 << (proc % 64));
                 0
             } else {
                 seg.next_in_page + 1
@@ -408,31 +421,41 @@ impl Caches {
 
     /// A write of lines `[a, b)` of `page` by `proc` invalidates them in every other cache.
     fn invalidate_others(&mut self, proc: usize, page: u32, a: u32, b: u32) {
-        for r in 0..self.procs {
-            if r == proc {
-                continue;
+        for w in 0..self.words {
+            let mut bits = self.holders[page as usize * self.words + w];
+            if w == proc / 64 {
+                bits &= !(1 << (proc % 64));
             }
-            loop {
-                let c = &self.caches[r];
-                let mut v = match self.slot[page as usize * self.procs + r] {
-                    0 => NIL,
-                    h => h - 1,
-                };
-                let mut hit = NIL;
-                while v != NIL {
-                    let seg = c.segs[v as usize];
-                    if seg.lo < b && a < seg.hi {
-                        hit = v;
-                        break;
-                    }
-                    v = seg.next_in_page;
-                }
-                if hit == NIL {
+            while bits != 0 {
+                let r = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.invalidate_in(r, page, a, b);
+            }
+        }
+    }
+
+    /// Drops lines `[a, b)` of `page` from processor `r`'s cache.
+    fn invalidate_in(&mut self, r: usize, page: u32, a: u32, b: u32) {
+        loop {
+            let c = &self.caches[r];
+            let mut v = match self.slot[page as usize * self.procs + r] {
+                0 => NIL,
+                h => h - 1,
+            };
+            let mut hit = NIL;
+            while v != NIL {
+                let seg = c.segs[v as usize];
+                if seg.lo < b && a < seg.hi {
+                    hit = v;
                     break;
                 }
-                let gone = self.cut(r, hit, a, b);
-                self.stats.invalidated += gone as u64;
+                v = seg.next_in_page;
             }
+            if hit == NIL {
+                return;
+            }
+            let gone = self.cut(r, hit, a, b);
+            self.stats.invalidated += gone as u64;
         }
     }
 
