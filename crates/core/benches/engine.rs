@@ -58,6 +58,7 @@ fn config(page: u64, workload: WorkloadConfig) -> RunConfig {
         report: ReportConfig {
             per_page: false,
             series_interval_ns: 0,
+            series_by_array: false,
         },
     }
 }

@@ -25,6 +25,12 @@ pub struct ReportConfig {
     /// iteration ends. Default 0.
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub series_interval_ns: u64,
+    /// At each iteration end, also the references to each of the program's arrays
+    /// since its previous one (`series[].arrays`: remote-access rate per iteration per
+    /// array). Needs `per_page`. Default false (and then left out of records, which stay
+    /// as they were).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub series_by_array: bool,
 }
 
 impl Default for ReportConfig {
@@ -32,6 +38,7 @@ impl Default for ReportConfig {
         ReportConfig {
             per_page: true,
             series_interval_ns: 0,
+            series_by_array: false,
         }
     }
 }
@@ -263,6 +270,7 @@ impl RunConfig {
                 seed: self.seed,
                 per_page: self.report.per_page,
                 series_interval: Some(Ns(self.report.series_interval_ns)),
+                series_by_array: self.report.series_by_array,
             },
         )
     }
@@ -272,6 +280,12 @@ impl RunConfig {
     /// node-pair tables and a policy object are built; both are small).
     pub fn estimate(&self) -> Result<Estimate, ConfigError> {
         self.report.check_ranges("report")?;
+        if self.report.series_by_array && !self.report.per_page {
+            return Err(ConfigError::new(
+                "report.series_by_array",
+                "counts references per array from the per-page report: set report.per_page = true too",
+            ));
+        }
         let machine = Machine::new(self.machine.clone())?;
         let fps = self.footprints(&machine)?;
         let multi = self.multi();

@@ -161,6 +161,19 @@ pub struct SeriesPoint {
     pub program_refs: RefCounts,
     /// Events during the interval.
     pub events: EventCounts,
+    /// References to each of the program's arrays since its previous iteration end (with
+    /// `report.series_by_array`; empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arrays: Vec<ArrayRefs>,
+}
+
+/// References to one array over a series interval.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrayRefs {
+    /// The array's name, as the workload gives it.
+    pub name: String,
+    /// References to its pages (local, remote, cached).
+    pub refs: RefCounts,
 }
 
 /// What happened to one page: the post-mortem report of PLATINUM §4.2, extended.

@@ -65,6 +65,7 @@ fn run(workloads: &[WorkloadConfig], scheduler: SchedulerConfig, seed: u64) -> S
             seed,
             per_page: false,
             series_interval: None,
+            series_by_array: false,
         },
     )
     .unwrap()
@@ -186,4 +187,42 @@ fn a_sleeping_thread_gives_its_processor_to_a_waiting_one() {
     // Thread 4 waited for a processor; thread 0's sleep gave it one at once.
     assert_eq!(s.threads[4].completion_ns, 50_000);
     assert!(s.threads[0].completion_ns >= 101_000);
+}
+
+#[test]
+fn series_by_array_counts_each_arrays_references_per_iteration() {
+    let machine = machine();
+    let launches: Vec<Launch> = bt(4, false)
+        .build(&machine)
+        .unwrap()
+        .into_iter()
+        .map(Launch::from)
+        .collect();
+    let policy = PolicyConfig::new(StaticConfig::default())
+        .build(&machine)
+        .unwrap();
+    let s = Engine::new(
+        machine,
+        launches,
+        policy,
+        SchedulerConfig::default().build(),
+        EngineOptions {
+            seed: 1,
+            per_page: true,
+            series_interval: None,
+            series_by_array: true,
+        },
+    )
+    .unwrap()
+    .run()
+    .unwrap();
+    assert_eq!(s.series.len(), 4);
+    for p in &s.series {
+        // BT's ten arrays, each on pages of its own: their references add up to the
+        // program's in the iteration.
+        assert_eq!(p.arrays.len(), 10);
+        let total: u64 = p.arrays.iter().map(|a| a.refs.total).sum();
+        assert_eq!(total, p.program_refs.total);
+        assert!(p.arrays.iter().any(|a| a.name == "rhs" && a.refs.total > 0));
+    }
 }

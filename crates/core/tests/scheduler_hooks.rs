@@ -121,6 +121,7 @@ fn run(
             seed: 1,
             per_page: false,
             series_interval: series,
+            series_by_array: false,
         },
     )?
     .run()

@@ -104,6 +104,9 @@ pub struct EngineOptions {
     pub per_page: bool,
     /// Also record a series point every this many ns (besides iteration ends).
     pub series_interval: Option<Ns>,
+    /// At iteration ends, also the references to each array of the program (needs
+    /// `per_page`).
+    pub series_by_array: bool,
 }
 
 /// Simulated time a run may reach (2^62 ns, about 146 years); beyond it a result would
@@ -217,6 +220,9 @@ struct ProgRt {
     /// Its threads' references at its last iteration end (for the series' per-program
     /// deltas).
     last_refs: RefCounts,
+    /// Its arrays (name and page range, global page numbers) and their references at its
+    /// last iteration end, when the series counts references per array.
+    arrays: Vec<(String, u32, u32, RefCounts)>,
     events: Vec<u32>,
 }
 

@@ -313,6 +313,22 @@ impl Engine {
 
     pub(super) fn series_point(&mut self, program: u32, iteration: u32, now: Ns) {
         let (refs0, ev0) = self.last_point;
+        let mut arrays = Vec::new();
+        if let Some(p) = self.progs.get_mut(program as usize) {
+            for (name, first, end, last) in p.arrays.iter_mut() {
+                let mut now_refs = RefCounts::default();
+                for r in
+                    &self.stats.pages[*first as usize..(*end as usize).min(self.stats.pages.len())]
+                {
+                    now_refs.add_all(&r.refs);
+                }
+                arrays.push(crate::stats::ArrayRefs {
+                    name: name.clone(),
+                    refs: now_refs.minus(last),
+                });
+                *last = now_refs;
+            }
+        }
         let program_refs = match self.progs.get_mut(program as usize) {
             Some(p) => {
                 let first = p.first_thread as usize;
@@ -333,6 +349,7 @@ impl Engine {
             refs: self.stats.refs.minus(&refs0),
             program_refs,
             events: self.stats.events.minus(&ev0),
+            arrays,
         });
         self.last_point = (self.stats.refs, self.stats.events);
     }

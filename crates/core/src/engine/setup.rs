@@ -41,6 +41,21 @@ impl Engine {
                 locks: Vec::new(),
                 iter_arrivals: Vec::new(),
                 last_refs: Default::default(),
+                arrays: if opts.series_by_array && opts.per_page {
+                    // A page holding parts of two arrays counts for both.
+                    p.layout()
+                        .arrays()
+                        .iter()
+                        .filter(|a| a.span() > 0)
+                        .map(|a| {
+                            let first = base as u32 + (a.base / ps) as u32;
+                            let last = base as u32 + ((a.base + a.span() - 1) / ps) as u32;
+                            (a.name.clone(), first, last + 1, RefCounts::default())
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 events: Vec::new(),
                 prog: p,
             });

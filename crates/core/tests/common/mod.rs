@@ -84,6 +84,7 @@ pub fn engine_seeded(
             seed,
             per_page: true,
             series_interval: None,
+            series_by_array: false,
         },
     )
     .unwrap()
