@@ -386,12 +386,16 @@ impl ReplicationDp {
             }
             if any_collapse.is_none_or(|e| col.total() < e.total()) {
                 any_collapse = Some(col);
-                any_from = set;
+                if TRACE {
+                    any_from = set;
+                }
             }
             let nw = d.plus(0, m.replicate, m.collapse(k + 1));
             if via_new.is_none_or(|e| nw.total() < e.total()) {
                 via_new = Some(nw);
-                new_from = set;
+                if TRACE {
+                    new_from = set;
+                }
             }
         }
         let (Some(any_collapse), Some(via_new)) = (any_collapse, via_new) else {
@@ -406,15 +410,16 @@ impl ReplicationDp {
         // from each); the lowest.
         let keep = any_from.trailing_zeros() as u8;
         for (x, cell) in single.iter_mut().enumerate().take(n) {
-            for (alt, how, from) in [
-                (migrated, via::MIGRATE, any_from),
-                (via_new, via::NEW, new_from),
-            ] {
-                if alt.total() < cell.total() {
-                    *cell = alt;
-                    if TRACE {
-                        single_from[x] = (from, how, keep);
-                    }
+            if migrated.total() < cell.total() {
+                *cell = migrated;
+                if TRACE {
+                    single_from[x] = (any_from, via::MIGRATE, keep);
+                }
+            }
+            if via_new.total() < cell.total() {
+                *cell = via_new;
+                if TRACE {
+                    single_from[x] = (new_from, via::NEW, keep);
                 }
             }
         }
@@ -441,6 +446,9 @@ impl ReplicationDp {
             s.offer::<TRACE>(set, d.plus(c.saturating_mul(p), 0, 0), o);
         };
         let from_single = |x: usize| {
+            if !TRACE {
+                return Origin::default();
+            }
             let (prev, how, keep) = single_from[x];
             Origin {
                 set: 0,
@@ -456,14 +464,20 @@ impl ReplicationDp {
                 offer_run(s, 1 << x, d, from_single(x), NO_NODE);
             }
         } else {
+            // Untraced, the origin is a constant the optimiser drops (carried through
+            // the chain, even unused, it cost about 1% of the step).
             let live = self.live.iter().map(|&(set, d)| {
-                let o = Origin {
-                    set: 0,
-                    prev: set as u16,
-                    via: via::NONE,
-                    keep: 0,
-                    single: 0,
-                    add: NO_NODE,
+                let o = if TRACE {
+                    Origin {
+                        set: 0,
+                        prev: set as u16,
+                        via: via::NONE,
+                        keep: 0,
+                        single: 0,
+                        add: NO_NODE,
+                    }
+                } else {
+                    Origin::default()
                 };
                 (set, d, o)
             });
@@ -503,7 +517,10 @@ impl ReplicationDp {
     }
 
     /// Marks states that cannot lead to a cheaper schedule (refs = MAX), while the
-    /// scratch slots still index the new layer.
+    /// scratch slots still index the new layer. Inlined into both steps, as it was into
+    /// the single step before the traced one existed, so the untraced solver runs the
+    /// same instructions as before.
+    #[inline(always)]
     fn prune(&self, m: &CostModel, s: &mut Scratch) {
         let Some(&(bset, best)) = s.next.iter().min_by_key(|e| e.1.total()) else {
             return;
