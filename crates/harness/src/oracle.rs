@@ -281,7 +281,7 @@ pub fn replay_text(r: &Replayed, policy: &numaplace_core::Stats, sol: &Solution)
     let e = &r.stats.events;
     let _ = writeln!(
         o,
-        "  made: {} migrations, {} replications, {} coherency faults (a scheduled action finding the page already as it leaves it makes nothing; a write finding the page still replicated makes its own coherency fault)",
+        "  made: {} migrations, {} replications, {} coherency faults (a scheduled action finding the page already as it leaves it makes nothing; a write finding the page still replicated makes a coherency fault, and a copy it took away from the schedule is made again at its node's next read)",
         e.migrations, e.replications, e.coherency_faults
     );
     let _ = writeln!(

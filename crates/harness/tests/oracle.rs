@@ -161,8 +161,8 @@ fn replaying_the_replication_optimum_replicates_and_reports_its_model() {
         DEFAULT_REPLICATION_BUDGET,
     )
     .unwrap();
+    // Scheduled ones, and again those a late write took away (so no upper bound).
     assert!(r.stats.events.replications > 0);
-    assert!(r.stats.events.replications <= r.schedule.count(Op::Replicate) as u64);
     let sol = solve(&trace, SolveOptions::default()).unwrap();
     let text = numaplace_harness::oracle::replay_text(&r, &r.stats, &sol);
     assert!(text.contains("replay of the replication optimum"), "{text}");

@@ -11,10 +11,16 @@
 //! copy made (the kept node for a lone collapse), stealing time on its first processor
 //! as the machine's cost table charges it, at the trace time between the page's two
 //! runs they fall between. If the replayed run's interleaving drifts from the recorded
-//! one, actions land a little early or late: a write that finds the page still
-//! replicated takes the mechanism's coherency fault (keeping the copy the schedule keeps
-//! next), and a read maps the nearest copy. The replayed run's own cost in the model,
-//! set beside the optimum, shows how much the drift costs.
+//! one, actions land a little early or late. A write that finds the page still
+//! replicated takes the mechanism's coherency fault: when it comes before the page's
+//! next scheduled collapse it keeps the copy that collapse keeps; when it comes after
+//! replications the schedule made only after it, it keeps the writer's copy and the
+//! copies it took away are made again at their nodes' next reads (the policy follows
+//! the copy set the schedule says the page holds, so one late write does not leave
+//! every later read remote: on gauss, where a row's last write and first read are a
+//! millisecond apart, a replay without this fell further behind at every step). A read
+//! maps the nearest copy. The replayed run's own cost in the model, set beside the
+//! optimum, shows how much the drift costs.
 
 use crate::dp::{
     merge, Action, CopySchedule, ReplicationDp, Run, Scratch, Traceback, MAX_REPLICATION_NODES,
@@ -549,6 +555,10 @@ struct Replay {
     collapses: Vec<(u32, u64, u16)>,
     /// Whether the schedule adds copies.
     replicates: bool,
+    /// Per page (sized in `init`, only when the schedule replicates): the copies the
+    /// schedule says it holds now, a bit per node (nodes 0-63), and the trace time of
+    /// the last replication made of it.
+    scheduled: Vec<(u64, u64)>,
 }
 
 impl Replay {
@@ -581,23 +591,39 @@ impl Replay {
             by_node,
             daemon_nodes,
             collapses,
+            scheduled: Vec::new(),
         }
     }
 
-    /// The copy the schedule keeps at `vpn`'s next collapse at or after `now`.
-    fn next_kept(&self, vpn: Vpn, now: u64) -> Option<NodeId> {
+    /// `vpn`'s next collapse at or after `now`: its time and the copy it keeps.
+    fn next_collapse(&self, vpn: Vpn, now: u64) -> Option<(u64, NodeId)> {
         let i = self
             .collapses
             .partition_point(|c| (c.0, c.1) < (vpn.0, now));
         self.collapses
             .get(i)
             .filter(|c| c.0 == vpn.0)
-            .map(|c| NodeId(c.2))
+            .map(|c| (c.1, NodeId(c.2)))
     }
 
-    /// Makes one scheduled action, as far as the page's state in this run allows.
-    fn act(ctx: &mut dyn Mm, a: &Scheduled) {
+    /// Bit of node `n` in a scheduled copy set (none beyond node 63).
+    fn bit(n: u16) -> u64 {
+        1u64.checked_shl(n as u32).unwrap_or(0)
+    }
+
+    /// Makes one scheduled action, as far as the page's state in this run allows, and
+    /// moves the page's scheduled copy set on, whatever the simulator made of it.
+    fn act(&mut self, ctx: &mut dyn Mm, a: &Scheduled) {
         let vpn = Vpn(a.vpn);
+        if let Some(s) = self.scheduled.get_mut(vpn.idx()) {
+            match a.op {
+                Op::Replicate => {
+                    s.0 |= Self::bit(a.node);
+                    s.1 = a.time;
+                }
+                Op::Collapse | Op::Migrate => s.0 = Self::bit(a.node),
+            }
+        }
         if vpn.idx() >= ctx.npages() || ctx.copy_count(vpn) == 0 {
             return;
         }
@@ -667,19 +693,67 @@ impl Policy for Replay {
         self.initial.get(vpn.idx()).copied().flatten().map(NodeId)
     }
 
+    fn init(&mut self, ctx: &mut dyn Mm) {
+        if self.replicates {
+            self.scheduled = (0..ctx.npages())
+                .map(|p| {
+                    let first = self.initial.get(p).copied().flatten();
+                    (first.map_or(0, Self::bit), 0)
+                })
+                .collect();
+        }
+    }
+
+    fn state_bytes_per_page(&self) -> u64 {
+        if self.replicates {
+            16
+        } else {
+            0
+        }
+    }
+
     fn on_fault(&mut self, ctx: &mut dyn Mm, f: Fault) {
-        // A write mapping needs a single copy: a write that finds the page replicated
-        // (its scheduled collapse not made yet) takes the coherency fault the schedule
-        // would make next, keeping the copy it keeps, else the writer's own copy, else
-        // the nearest one, as the coherent-memory policies do.
+        let now = ctx.now().0;
         if f.write && ctx.copy_count(f.vpn) > 1 {
+            // A write mapping needs a single copy: a write that finds the page
+            // replicated takes a coherency fault. Either it came early, before the
+            // page's next scheduled collapse (nearer it in time than the last
+            // replication): it keeps the copy that collapse keeps, and the page's
+            // scheduled set becomes that copy. Or it came late, after replications the
+            // schedule made only after it: it keeps the writer's own copy, else the
+            // nearest, and the scheduled set stays, so the readers get their copies
+            // back at their next read.
             let copies = ctx.page(f.vpn).copies;
-            let keep = self
-                .next_kept(f.vpn, ctx.now().0)
-                .filter(|&k| copies.contains(k))
-                .or_else(|| ctx.nearest_copy(f.vpn, f.node));
+            let next = self
+                .next_collapse(f.vpn, now)
+                .filter(|&(_, k)| copies.contains(k));
+            let last_rep = self.scheduled.get(f.vpn.idx()).map_or(0, |s| s.1);
+            let early = next.filter(|&(t, _)| t - now <= now.saturating_sub(last_rep));
+            let keep = match early {
+                Some((_, k)) => {
+                    if let Some(s) = self.scheduled.get_mut(f.vpn.idx()) {
+                        s.0 = Self::bit(k.0);
+                    }
+                    Some(k)
+                }
+                None => ctx.nearest_copy(f.vpn, f.node),
+            };
             if let Some(keep) = keep {
                 ctx.coherency_fault(f.vpn, keep);
+            }
+        } else if !f.write {
+            // A read by a node the schedule gives a copy that the run lost (a late
+            // write collapsed the page): the copy is made again now, as a read miss
+            // does, so the drift costs one fault rather than every read until the next
+            // scheduled replication.
+            let held = self.scheduled.get(f.vpn.idx()).map_or(0, |s| s.0);
+            if held & Self::bit(f.node.0) != 0
+                && ctx.copy_count(f.vpn) > 0
+                && !ctx.has_copy(f.vpn, f.node)
+                && ctx.replicate(f.vpn, f.node).is_ok()
+            {
+                let _ = ctx.map_to(f.vpn, f.node, f.node, Access::Read);
+                return;
             }
         }
         // First touch of a page the schedule did not place, and the mapping: the
@@ -703,14 +777,14 @@ impl Policy for Replay {
             return DaemonNext::Stop;
         };
         let now = ctx.now().0;
-        let (actions, done) = &mut self.by_node[node];
-        while let Some(a) = actions.get(*done) {
+        while let Some(&a) = self.by_node[node].0.get(self.by_node[node].1) {
             if a.time > now {
                 break;
             }
-            Self::act(ctx, a);
-            *done += 1;
+            self.act(ctx, &a);
+            self.by_node[node].1 += 1;
         }
+        let (actions, done) = &self.by_node[node];
         match actions.get(*done) {
             Some(next) => {
                 let ready = now.saturating_add(ctx.cost().0);
