@@ -130,3 +130,18 @@ fn a_replay_schedule_that_cannot_be_read_names_the_field() {
     ]);
     assert_user_error(&o, &["policy.schedule"]);
 }
+
+#[test]
+fn replay_model_replication_given_up_at_the_budget_is_refused_with_the_reason() {
+    let mut args = vec![
+        "oracle",
+        "--replay",
+        "--replay-model",
+        "replication",
+        "--replication-budget",
+        "1",
+    ];
+    args.extend_from_slice(SMALL);
+    let o = numaplace(&args);
+    assert_user_error(&o, &["--replay-model replication", "given up"]);
+}
