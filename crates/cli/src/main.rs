@@ -206,14 +206,28 @@ struct OracleArgs {
     /// Run even when the estimate exceeds the memory or operation limits.
     #[arg(long)]
     force: bool,
-    /// Also replay the migration-only optimum in the simulator (policy `oracle-replay`)
-    /// and report its makespan beside the policy's.
+    /// Also replay the optimum in the simulator (policy `oracle-replay`) and report its
+    /// makespan beside the policy's: the replication optimum when that model was solved,
+    /// else the migration-only one (`--replay-model` chooses).
     #[arg(long)]
     replay: bool,
+    /// Which optimum `--replay` replays (default: replication when solved, else
+    /// migration).
+    #[arg(long, value_enum, value_name = "MODEL", requires = "replay")]
+    replay_model: Option<ReplayModel>,
     /// Keep the replayed schedule in this file (JSON; `--set policy.schedule=...` of
     /// `oracle-replay` reads it).
     #[arg(long, value_name = "FILE", requires = "replay")]
     schedule: Option<PathBuf>,
+}
+
+/// The model of the optimum `oracle --replay` replays.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ReplayModel {
+    /// Migration only.
+    Migration,
+    /// Migration + replication with write-invalidate (solved up to 16 nodes).
+    Replication,
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -774,6 +788,12 @@ fn oracle(a: OracleArgs) -> Result<(), Failure> {
         seed: a.seed,
         sets: a.sets,
     };
+    if a.no_replication && a.replay_model == Some(ReplayModel::Replication) {
+        return Err(UserError::new(
+            "--replay-model replication with --no-replication: the replication optimum is not solved (not asked for)",
+        )
+        .into());
+    }
     let cfg = run_config(a.config.as_ref(), &ov)?;
     numaplace_harness::admit(&cfg, &host_limits(a.force, None))?;
     if !a.replay {
@@ -786,6 +806,20 @@ fn oracle(a: OracleArgs) -> Result<(), Failure> {
     );
     let (run, sol) = numaplace_harness::oracle::run_with_oracle(&cfg, &trace.path, opts)
         .map_err(oracle_failure)?;
+    use numaplace_oracle::replay::ScheduleModel;
+    let solved = sol.replication.is_some();
+    let model = match a.replay_model {
+        Some(ReplayModel::Migration) => ScheduleModel::Migration,
+        Some(ReplayModel::Replication) if !solved => {
+            let why = sol.replication_refused.as_deref().unwrap_or("not solved");
+            return Err(UserError::new(format!(
+                "--replay-model replication: the replication optimum was not solved ({why})"
+            ))
+            .into());
+        }
+        _ if solved => ScheduleModel::Replication,
+        _ => ScheduleModel::Migration,
+    };
     let schedule = match a.schedule {
         Some(p) => TracePath::new(Some(p)),
         None => TracePath {
@@ -798,10 +832,16 @@ fn oracle(a: OracleArgs) -> Result<(), Failure> {
         path: std::env::temp_dir().join(format!("numaplace-replay-{}.bin", std::process::id())),
         keep: false,
     };
-    eprintln!("oracle: replaying the migration-only optimum");
-    let replayed =
-        numaplace_harness::oracle::replay(&cfg, &trace.path, &schedule.path, &replay_trace.path)
-            .map_err(oracle_failure)?;
+    eprintln!("oracle: replaying the {} optimum", model.name());
+    let replayed = numaplace_harness::oracle::replay(
+        &cfg,
+        &trace.path,
+        &schedule.path,
+        &replay_trace.path,
+        model,
+        a.replication_budget,
+    )
+    .map_err(oracle_failure)?;
     let rss = numaplace_harness::bench::peak_rss_bytes();
     let mut report = text::run_summary(&cfg, &run.stats);
     report.push_str(&numaplace_harness::oracle::oracle_text(
@@ -820,12 +860,7 @@ fn oracle(a: OracleArgs) -> Result<(), Failure> {
             if let Some(m) = oj.as_object_mut() {
                 m.insert(
                     "replay".into(),
-                    serde_json::json!({
-                        "makespan_ns": replayed.stats.makespan_ns,
-                        "model_cost": replayed.solution.policy,
-                        "moves_scheduled": replayed.schedule.moves.len(),
-                        "migrations": replayed.stats.events.migrations,
-                    }),
+                    numaplace_harness::oracle::replay_json(&replayed, &sol),
                 );
             }
             o.insert("oracle".into(), oj);

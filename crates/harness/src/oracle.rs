@@ -3,6 +3,7 @@
 
 use crate::result::{stats_json, RunOutput};
 use numaplace_core::RunConfig;
+use numaplace_oracle::replay::{Op, ScheduleModel};
 use numaplace_oracle::solve::{OracleError, PageResult, Solution, SolveOptions};
 use numaplace_oracle::Cost;
 use serde_json::{json, Value};
@@ -244,36 +245,45 @@ pub fn oracle_json(sol: &Solution, pages: bool) -> Value {
     v
 }
 
-/// The migration-only optimum replayed in the simulator (`oracle-replay`).
+/// An optimum replayed in the simulator (`oracle-replay`).
 pub struct Replayed {
-    /// The schedule that was replayed.
+    /// The schedule that was replayed (its `model` says which optimum).
     pub schedule: numaplace_oracle::replay::Schedule,
     /// The replayed run's statistics.
     pub stats: numaplace_core::Stats,
-    /// The replayed run's own cost in the model, and the model's optimum beside it.
+    /// The replayed run's own cost in the model (its `policy`).
     pub solution: Solution,
 }
 
-/// Extracts the migration-only optimal schedule from `trace`, writes it to `schedule`,
-/// and runs `cfg` again under `oracle-replay` with it, recording to `replay_trace`.
+/// Extracts the optimal schedule of `model` from `trace` (the replication model with
+/// at most `budget` copy-set updates, as the solver had), writes it to `schedule`, and
+/// runs `cfg` again under `oracle-replay` with it, recording to `replay_trace`.
 pub fn replay(
     cfg: &RunConfig,
     trace: &Path,
     schedule: &Path,
     replay_trace: &Path,
+    model: ScheduleModel,
+    budget: u64,
 ) -> Result<Replayed, OracleError> {
-    let sched = numaplace_oracle::replay::migration_schedule(trace)?;
+    let sched = match model {
+        ScheduleModel::Migration => numaplace_oracle::replay::migration_schedule(trace)?,
+        ScheduleModel::Replication => {
+            numaplace_oracle::replay::replication_schedule(trace, budget)?
+        }
+    };
     let io = |e: std::io::Error| OracleError::Io {
         path: schedule.display().to_string(),
         source: e,
     };
-    let text = serde_json::to_string(&sched).map_err(|e| io(e.into()))?;
+    let text = sched.to_json().map_err(|e| io(e.into()))?;
     std::fs::write(schedule, text).map_err(io)?;
     let mut again = cfg.clone();
     again.policy = numaplace_core::PolicyConfig::new(numaplace_oracle::replay::ReplayConfig {
         schedule: schedule.display().to_string(),
     });
     let stats = numaplace_oracle::record::record(&again, replay_trace)?;
+    // Only the replayed run's own cost is wanted: no optimum of its trace.
     let solution = numaplace_oracle::solve::solve(
         replay_trace,
         SolveOptions {
@@ -288,15 +298,36 @@ pub fn replay(
     })
 }
 
+/// The optimum a replay of `model` carries out, from the original run's solution.
+fn replayed_optimum(sol: &Solution, model: ScheduleModel) -> Option<Cost> {
+    match model {
+        ScheduleModel::Migration => Some(sol.migration),
+        ScheduleModel::Replication => sol.replication,
+    }
+}
+
+/// The name of the optimum a replay carried out, in words.
+fn optimum_name(model: ScheduleModel) -> &'static str {
+    match model {
+        ScheduleModel::Migration => "migration-only optimum",
+        ScheduleModel::Replication => "replication optimum",
+    }
+}
+
 /// The replay's section of the report, beside the policy's own run.
 pub fn replay_text(r: &Replayed, policy: &numaplace_core::Stats, sol: &Solution) -> String {
     let mut o = String::new();
     let secs = |ns: u64| format!("{:.6} s", ns as f64 * 1e-9);
+    let s = &r.schedule;
+    let model = s.model;
     let _ = writeln!(
         o,
-        "replay of the migration-only optimum (`oracle-replay`: {} initial placements, {} timed moves made by daemons of the receiving nodes)",
-        r.schedule.initial.iter().flatten().count(),
-        r.schedule.moves.len()
+        "replay of the {} (`oracle-replay`: {} initial placements; {} migrations, {} replications, {} collapses scheduled, made by daemons of the receiving nodes)",
+        optimum_name(model),
+        s.initial.iter().flatten().count(),
+        s.count(Op::Migrate),
+        s.count(Op::Replicate),
+        s.count(Op::Collapse)
     );
     let _ = writeln!(
         o,
@@ -307,15 +338,38 @@ pub fn replay_text(r: &Replayed, policy: &numaplace_core::Stats, sol: &Solution)
     );
     let _ = writeln!(
         o,
-        "  cost in the model: {} replayed, {} the migration-only optimum ({} replayed moves of {})",
+        "  cost in the model: {} replayed, {} the {}",
         ms(r.solution.policy.total()),
-        ms(sol.migration.total()),
-        r.stats.events.migrations,
-        r.schedule.moves.len()
+        replayed_optimum(sol, model).map_or("?".into(), |c| ms(c.total())),
+        optimum_name(model)
+    );
+    let e = &r.stats.events;
+    let _ = writeln!(
+        o,
+        "  made: {} migrations, {} replications, {} coherency faults (a scheduled action finding the page already as it leaves it makes nothing; a write finding the page still replicated makes a coherency fault, and a copy it took away from the schedule is made again at its node's next read)",
+        e.migrations, e.replications, e.coherency_faults
     );
     let _ = writeln!(
         o,
         "  (the per-page optimum ignores timing, contention and synchronisation: it prices references and moves only; the replayed makespan is what its schedule gives with them)"
     );
     o
+}
+
+/// The replay's results as JSON.
+pub fn replay_json(r: &Replayed, sol: &Solution) -> Value {
+    let s = &r.schedule;
+    let e = &r.stats.events;
+    json!({
+        "model": s.model.name(),
+        "makespan_ns": r.stats.makespan_ns,
+        "model_cost": r.solution.policy,
+        "optimum_cost": replayed_optimum(sol, s.model),
+        "migrations_scheduled": s.count(Op::Migrate),
+        "replications_scheduled": s.count(Op::Replicate),
+        "collapses_scheduled": s.count(Op::Collapse),
+        "migrations": e.migrations,
+        "replications": e.replications,
+        "coherency_faults": e.coherency_faults,
+    })
 }

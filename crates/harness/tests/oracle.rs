@@ -6,7 +6,8 @@ mod common;
 
 use numaplace_core::{PolicyConfig, RunConfig};
 use numaplace_harness::resolve::{resolve, Overrides};
-use numaplace_oracle::solve::{solve, SolveOptions};
+use numaplace_oracle::replay::{Op, ScheduleModel};
+use numaplace_oracle::solve::{solve, SolveOptions, DEFAULT_REPLICATION_BUDGET};
 
 fn config(workload: &str, policy: &str, nodes: u16) -> RunConfig {
     let mut sets = common::small(workload);
@@ -112,12 +113,87 @@ fn replaying_the_optimum_makes_the_scheduled_moves() {
         &trace,
         &dir.path().join("sched.json"),
         &dir.path().join("again.bin"),
+        ScheduleModel::Migration,
+        DEFAULT_REPLICATION_BUDGET,
     )
     .unwrap();
     let sol = solve(&trace, SolveOptions::default()).unwrap();
+    assert_eq!(r.schedule.model, ScheduleModel::Migration);
     assert_eq!(r.schedule.cost, sol.migration.total());
-    assert!(r.stats.events.migrations <= r.schedule.moves.len() as u64);
+    assert_eq!(
+        r.schedule.count(Op::Replicate) + r.schedule.count(Op::Collapse),
+        0
+    );
+    assert!(r.stats.events.migrations <= r.schedule.count(Op::Migrate) as u64);
     assert!(r.stats.makespan_ns > 0);
+}
+
+#[test]
+fn the_replication_schedule_of_a_recorded_run_costs_the_replication_optimum() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config("gauss", "platinum", 4);
+    let trace = dir.path().join("g.bin");
+    numaplace_oracle::record::record(&cfg, &trace).unwrap();
+    let sol = solve(&trace, SolveOptions::default()).unwrap();
+    let sched =
+        numaplace_oracle::replay::replication_schedule(&trace, DEFAULT_REPLICATION_BUDGET).unwrap();
+    assert_eq!(sched.model, ScheduleModel::Replication);
+    assert_eq!(sched.cost, sol.replication.unwrap().total());
+    assert!(
+        sched.count(Op::Replicate) > 0,
+        "gauss's pivot rows are read by all"
+    );
+    assert!(sched.actions.windows(2).all(|w| w[0].time <= w[1].time));
+}
+
+#[test]
+fn replaying_the_replication_optimum_replicates_and_reports_its_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config("gauss", "platinum", 4);
+    let trace = dir.path().join("g.bin");
+    numaplace_oracle::record::record(&cfg, &trace).unwrap();
+    let r = numaplace_harness::oracle::replay(
+        &cfg,
+        &trace,
+        &dir.path().join("sched.json"),
+        &dir.path().join("again.bin"),
+        ScheduleModel::Replication,
+        DEFAULT_REPLICATION_BUDGET,
+    )
+    .unwrap();
+    // Scheduled ones, and again those a late write took away (so no upper bound).
+    assert!(r.stats.events.replications > 0);
+    let sol = solve(&trace, SolveOptions::default()).unwrap();
+    let text = numaplace_harness::oracle::replay_text(&r, &r.stats, &sol);
+    assert!(text.contains("replay of the replication optimum"), "{text}");
+    let json = numaplace_harness::oracle::replay_json(&r, &sol);
+    assert_eq!(json["model"], "replication");
+    assert_eq!(json["optimum_cost"]["refs"], sol.replication.unwrap().refs);
+}
+
+/// A version-2 schedule of one page: placed on node 0, replicated onto node 1 at 1 us,
+/// collapsed onto node 0 at 2 us.
+const REPLICATE_THEN_COLLAPSE: &str = r#"{"version": 2, "model": "replication",
+  "initial": [0],
+  "actions": [
+    {"time": 1000, "vpn": 0, "op": "replicate", "node": 1},
+    {"time": 2000, "vpn": 0, "op": "collapse", "node": 0}],
+  "cost": 0}"#;
+
+#[test]
+fn a_scheduled_replication_and_collapse_are_made_in_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    std::fs::write(&path, REPLICATE_THEN_COLLAPSE).unwrap();
+    let mut cfg = config("jacobi", "static", 2);
+    cfg.policy = PolicyConfig::new(numaplace_oracle::replay::ReplayConfig {
+        schedule: path.display().to_string(),
+    });
+    let stats = cfg.engine().unwrap().run().unwrap();
+    assert_eq!(stats.events.replications, 1);
+    // The collapse is the scheduled one, or a write's coming first: exactly one.
+    assert_eq!(stats.events.coherency_faults, 1);
+    assert_eq!(stats.events.migrations, 0);
 }
 
 #[test]

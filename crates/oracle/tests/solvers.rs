@@ -5,7 +5,8 @@ use numaplace_core::mm::test_machine_config;
 use numaplace_core::{Machine, Topology};
 use numaplace_oracle::brute;
 use numaplace_oracle::dp::{
-    merged, migration_optimum, replication_bound, replication_optimum, Run,
+    merged, migration_optimum, price_copy_schedule, replication_bound, replication_optimum,
+    replication_schedule, Run,
 };
 use numaplace_oracle::CostModel;
 use proptest::prelude::*;
@@ -146,6 +147,21 @@ proptest! {
     ) {
         let m = model(nodes, &c);
         prop_assert!(replication_bound(&m, &runs) <= replication_optimum(&m, &runs).total());
+    }
+
+    #[test]
+    fn the_replication_traceback_costs_exactly_the_optimum(
+        (nodes, runs, c) in (2u16..=5).prop_flat_map(|n| (Just(n), runs(n, 40), costs()))
+    ) {
+        let m = model(nodes, &c);
+        for runs in [runs.clone(), merged(&runs)] {
+            let opt = replication_optimum(&m, &runs);
+            let sched = replication_schedule(&m, &runs);
+            prop_assert_eq!(sched.cost, opt);
+            // Priced independently of the programme, part by part.
+            let priced = price_copy_schedule(&m, &runs, &sched);
+            prop_assert_eq!(priced, Ok(opt), "{:?}", sched);
+        }
     }
 
     #[test]
