@@ -63,11 +63,20 @@ fn against(sol: &Solution) -> &'static str {
 
 /// The capacity relaxation's lines of the report.
 fn capacity_text(o: &mut String, sol: &Solution) {
-    if let Some(c) = &sol.capacity {
-        let nodes: Vec<String> = c
+    if let Some(c) = sol.capacity.as_ref().filter(|c| c.unlimited_fits) {
+        let _ = writeln!(
+            o,
+            "  frame limits: {} of the nodes hold fewer frames than the {} pages referenced, but the optimum without limits keeps within each one's frames on average over the run (checked on the aggregate only)",
+            c.limited.len(),
+            sol.pages.len()
+        );
+    } else if let Some(c) = &sol.capacity {
+        const SHOWN: usize = 4;
+        let mut nodes: Vec<String> = c
             .limited
             .iter()
             .zip(&c.mean_frames_used)
+            .take(SHOWN)
             .map(|(l, used)| {
                 format!(
                     "node {} ({} frames; the relaxed schedule keeps {used:.1} on average)",
@@ -75,6 +84,9 @@ fn capacity_text(o: &mut String, sol: &Solution) {
                 )
             })
             .collect();
+        if c.limited.len() > SHOWN {
+            nodes.push(format!("and {} more", c.limited.len() - SHOWN));
+        }
         let _ = writeln!(
             o,
             "  {:<30} {:>67}",

@@ -207,3 +207,22 @@ fn the_replication_model_is_refused_above_sixteen_nodes_with_the_reason() {
     assert!(sol.replication.is_none());
     assert!(sol.replication_refused.unwrap().contains("at most 16"));
 }
+
+#[test]
+fn frame_limits_the_unlimited_optimum_keeps_within_leave_the_regret_exact() {
+    // Every node holds one frame fewer than the pages referenced, but the optimum spreads
+    // the pages over four nodes: the limits are checked, and do not turn the regret
+    // into a bound.
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config("jacobi", "static", 4);
+    let path = dir.path().join("a.bin");
+    numaplace_oracle::record::record(&cfg, &path).unwrap();
+    let pages = solve(&path, SolveOptions::default()).unwrap().pages.len() as u32;
+    cfg.machine.frames_per_node = pages - 1;
+    numaplace_oracle::record::record(&cfg, &path).unwrap();
+    let sol = solve(&path, SolveOptions::default()).unwrap();
+    let c = sol.capacity.as_ref().expect("the limits were checked");
+    assert!(c.unlimited_fits);
+    assert!(!sol.capacity_binds());
+    assert!(sol.regret_at_most().is_none());
+}
