@@ -79,7 +79,7 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
         let _ = writeln!(o, "  programs:");
         let _ = writeln!(
             o,
-            "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12} {:>10} {:>9}",
+            "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12} {:>10} {:>9} {:>9}",
             "id",
             "name",
             "threads",
@@ -89,12 +89,13 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
             "local",
             "remote",
             "migrations",
-            "resident"
+            "resident",
+            "migrated"
         );
         for (i, p) in s.programs.iter().enumerate() {
             let _ = writeln!(
                 o,
-                "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12} {:>10} {:>9}",
+                "    {:>4} {:<16} {:>7} {:>14} {:>14} {:>14} {:>12} {:>12} {:>10} {:>9} {:>9}",
                 i,
                 p.name,
                 p.threads,
@@ -104,7 +105,9 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
                 p.refs.local,
                 p.refs.remote,
                 p.migrations,
-                p.resident_pages
+                p.resident_pages,
+                // Migrations as a fraction of the resident set (the paper's Table 1).
+                pct(p.migrations, p.resident_pages)
             );
         }
     }
