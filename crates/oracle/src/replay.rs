@@ -27,7 +27,7 @@ use crate::dp::{
 };
 use crate::model::CostModel;
 use crate::solve::OracleError;
-use crate::trace::{Record, TraceReader};
+use crate::trace::TraceReader;
 use numaplace_core::error::ConfigError;
 use numaplace_core::fields::Fields;
 use numaplace_core::memory::Access;
@@ -251,12 +251,8 @@ pub fn migration_schedule(path: &Path) -> Result<Schedule, OracleError> {
     let npages = reader.footer.npages as usize;
     let mut tracks: Vec<Option<Track>> = Vec::new();
     tracks.resize_with(npages, || None);
-    let mut block: Vec<Record> = Vec::new();
-    while reader
-        .next_block(&mut block)
-        .map_err(OracleError::io(path))?
-    {
-        for r in &block {
+    reader
+        .for_each(|r| {
             let p = r.page as usize;
             if p >= tracks.len() {
                 tracks.resize_with(p + 1, || None);
@@ -275,16 +271,15 @@ pub fn migration_schedule(path: &Path) -> Result<Schedule, OracleError> {
             if let Some((p, _, last)) = t.pending.as_mut() {
                 if merge(p, run) {
                     *last = r.time;
-                    continue;
+                    return;
                 }
             }
             if let Some((p, first, last)) = t.pending.replace((run, r.time, r.time)) {
                 step(&m, t, p, first);
                 t.prev_last = last;
             }
-        }
-        block.clear();
-    }
+        })
+        .map_err(OracleError::io(path))?;
     let mut sched = Schedule {
         initial: vec![None; tracks.len()],
         ..Schedule::default()
@@ -394,12 +389,8 @@ pub fn replication_schedule(path: &Path, budget: u64) -> Result<Schedule, Oracle
     // Per page: its merged runs and the last record time of the last one.
     let mut pages: Vec<Option<(Vec<TimedRun>, u64)>> = Vec::new();
     pages.resize_with(reader.footer.npages as usize, || None);
-    let mut block: Vec<Record> = Vec::new();
-    while reader
-        .next_block(&mut block)
-        .map_err(OracleError::io(path))?
-    {
-        for r in &block {
+    reader
+        .for_each(|r| {
             let p = r.page as usize;
             if p >= pages.len() {
                 pages.resize_with(p + 1, || None);
@@ -419,9 +410,8 @@ pub fn replication_schedule(path: &Path, budget: u64) -> Result<Schedule, Oracle
                 });
             }
             *last = r.time;
-        }
-        block.clear();
-    }
+        })
+        .map_err(OracleError::io(path))?;
     let npages = pages.len();
     let held = AtomicU64::new(0);
     let spent = AtomicU64::new(0);

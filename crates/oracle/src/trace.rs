@@ -299,6 +299,17 @@ impl TraceReader {
         })
     }
 
+    /// Calls `f` with every record left, in order, a block at a time (never the whole
+    /// trace in memory).
+    pub fn for_each(&mut self, mut f: impl FnMut(&Record)) -> io::Result<()> {
+        let mut block = Vec::new();
+        while self.next_block(&mut block)? {
+            block.iter().for_each(&mut f);
+            block.clear();
+        }
+        Ok(())
+    }
+
     /// Appends the next block's records to `out`; false at the end of the records.
     pub fn next_block(&mut self, out: &mut Vec<Record>) -> io::Result<bool> {
         if self.done {
