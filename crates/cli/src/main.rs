@@ -603,35 +603,37 @@ fn run(a: RunArgs) -> Result<(), Failure> {
     );
     install_stop_handler();
     let monitor = Box::new(RunMonitor { bar: bar.clone() });
-    let result = numaplace_harness::run_to_json_monitored(&cfg, Some((monitor, 1 << 16)));
+    // The JSON record is built only when asked for: with the per-page report of a large
+    // address space it takes far more memory than the run itself.
+    let result = numaplace_harness::run_monitored(&cfg, Some((monitor, 1 << 16)));
     bar.finish_and_clear();
-    let result = result.map_err(|e| match e {
+    let (stats, page_data) = result.map_err(|e| match e {
         SimError::Config(c) => Failure::from(UserError::new(format!("invalid configuration: {c}"))),
         e @ SimError::TimeOverflow { .. } => Failure::from(UserError::new(e.to_string())),
         other => Failure::from(anyhow::Error::new(other).context("simulation failed")),
     })?;
-    let mut result = result;
-    let mut report = text::run_summary(&cfg, &result.stats);
-    if a.slowdown && !result.stats.partial {
+    let mut json = a
+        .json
+        .is_some()
+        .then(|| numaplace_harness::result::stats_json(&cfg, &stats, &page_data));
+    let mut report = text::run_summary(&cfg, &stats);
+    if a.slowdown && !stats.partial {
         eprintln!("slowdown: running each program alone on dedicated processors");
-        let slow =
-            numaplace_harness::slowdown::slowdowns(&cfg, &result.stats).map_err(|e| match e {
-                SimError::Config(c) => Failure::from(UserError::new(format!(
-                    "a program alone on dedicated processors: {c}"
-                ))),
-                other => Failure::from(
-                    anyhow::Error::new(other).context("a program's dedicated run failed"),
-                ),
-            })?;
-        numaplace_harness::slowdown::add_to_record(&mut result.json, &slow);
+        let slow = numaplace_harness::slowdown::slowdowns(&cfg, &stats).map_err(|e| match e {
+            SimError::Config(c) => Failure::from(UserError::new(format!(
+                "a program alone on dedicated processors: {c}"
+            ))),
+            other => {
+                Failure::from(anyhow::Error::new(other).context("a program's dedicated run failed"))
+            }
+        })?;
+        if let Some(j) = json.as_mut() {
+            numaplace_harness::slowdown::add_to_record(j, &slow);
+        }
         report.push_str(&numaplace_harness::slowdown::text(&slow));
     }
     if a.pages > 0 {
-        report.push_str(&text::page_report(
-            &result.stats,
-            &result.page_data,
-            a.pages,
-        ));
+        report.push_str(&text::page_report(&stats, &page_data, a.pages));
     }
     let json_to_stdout = a.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     if json_to_stdout {
@@ -640,8 +642,8 @@ fn run(a: RunArgs) -> Result<(), Failure> {
     } else {
         out(&report)?;
     }
-    if let Some(path) = a.json {
-        let body = serde_json::to_string_pretty(&result.json).context("serialising the result")?;
+    if let (Some(path), Some(json)) = (a.json, json) {
+        let body = serde_json::to_string_pretty(&json).context("serialising the result")?;
         if json_to_stdout {
             out(&(body + "\n"))?;
         } else {
@@ -649,12 +651,12 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 .with_context(|| format!("writing {}", path.display()))?;
         }
     }
-    if result.stats.partial {
+    if stats.partial {
         return Err(Failure {
             code: 130,
             err: anyhow::anyhow!(
                 "stopped at {:.6} s of simulated time: the statistics above are partial",
-                result.stats.makespan_ns as f64 * 1e-9
+                stats.makespan_ns as f64 * 1e-9
             ),
         });
     }

@@ -20,5 +20,5 @@ pub mod text;
 pub use limits::{admit, Limits};
 pub use numaplace_core::{RunConfig, Stats};
 pub use resolve::{resolve, resolve_text, Overrides, UserError, ValueSource};
-pub use result::{run_to_json, run_to_json_monitored, RunOutput};
+pub use result::{run_monitored, run_to_json, run_to_json_monitored, RunOutput};
 pub use study_runner::SimRunner;

@@ -130,6 +130,22 @@ pub fn run_to_json_monitored(
     cfg: &RunConfig,
     monitor: Option<(Box<dyn Monitor>, u64)>,
 ) -> Result<RunOutput, SimError> {
+    let (stats, data) = run_monitored(cfg, monitor)?;
+    let json = stats_json(cfg, &stats, &data);
+    Ok(RunOutput {
+        stats,
+        json,
+        page_data: data,
+    })
+}
+
+/// Runs `cfg` like [`run_to_json_monitored`] without building its JSON record (which,
+/// with the per-page report of a large address space, takes far more memory than the
+/// run): the statistics and the arrays on each page (empty without the per-page report).
+pub fn run_monitored(
+    cfg: &RunConfig,
+    monitor: Option<(Box<dyn Monitor>, u64)>,
+) -> Result<(numaplace_core::Stats, Vec<String>), SimError> {
     let mut engine = cfg.engine()?;
     if let Some((m, every)) = monitor {
         engine.set_monitor(m, every);
@@ -140,10 +156,5 @@ pub fn run_to_json_monitored(
     } else {
         Vec::new()
     };
-    let json = stats_json(cfg, &stats, &data);
-    Ok(RunOutput {
-        stats,
-        json,
-        page_data: data,
-    })
+    Ok((stats, data))
 }
