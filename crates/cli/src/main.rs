@@ -612,10 +612,11 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         e @ SimError::TimeOverflow { .. } => Failure::from(UserError::new(e.to_string())),
         other => Failure::from(anyhow::Error::new(other).context("simulation failed")),
     })?;
+    // The record without its per-page list; the list is written a page at a time.
     let mut json = a
         .json
         .is_some()
-        .then(|| numaplace_harness::result::stats_json(&cfg, &stats, &page_data));
+        .then(|| numaplace_harness::result::record_without_pages(&cfg, &stats, &page_data));
     let mut report = text::run_summary(&cfg, &stats);
     if a.slowdown && !stats.partial {
         eprintln!("slowdown: running each program alone on dedicated processors");
@@ -643,7 +644,10 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         out(&report)?;
     }
     if let (Some(path), Some(json)) = (a.json, json) {
-        let body = serde_json::to_string_pretty(&json).context("serialising the result")?;
+        let mut bytes = Vec::new();
+        numaplace_harness::result::write_record(&mut bytes, &json, &stats, &page_data)
+            .context("serialising the result")?;
+        let body = String::from_utf8(bytes).context("serialising the result")?;
         if json_to_stdout {
             out(&(body + "\n"))?;
         } else {

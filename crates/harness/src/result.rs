@@ -17,19 +17,90 @@ pub struct RunOutput {
 
 /// The per-page report as JSON: each page's counters with `data`, the arrays on it.
 fn pages_json(s: &Stats, data: &[String]) -> Value {
-    Value::Array(
-        s.pages
-            .iter()
-            .map(|p| {
-                let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
-                if let Some(o) = v.as_object_mut() {
-                    let name = data.get(p.vpn as usize).cloned().unwrap_or_default();
-                    o.insert("data".into(), Value::String(name));
-                }
-                v
-            })
-            .collect(),
-    )
+    Value::Array(s.pages.iter().map(|p| page_json(p, data)).collect())
+}
+
+/// A page's entry of the record.
+fn page_json(p: &numaplace_core::stats::PageReport, data: &[String]) -> Value {
+    let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        let name = data.get(p.vpn as usize).cloned().unwrap_or_default();
+        o.insert("data".into(), Value::String(name));
+    }
+    v
+}
+
+/// The per-page list, serialised a page at a time.
+struct PagesJson<'a>(&'a Stats, &'a [String]);
+
+impl serde::Serialize for PagesJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = ser.serialize_seq(Some(self.0.pages.len()))?;
+        for p in &self.0.pages {
+            seq.serialize_element(&page_json(p, self.1))?;
+        }
+        seq.end()
+    }
+}
+
+/// A record without its `pages` and the per-page list beside it, serialised as the one
+/// record they make, keys in the order a `serde_json` map keeps them (sorted): the same
+/// bytes as the whole record built in memory, without holding a value per page.
+struct RecordJson<'a> {
+    rest: &'a serde_json::Map<String, Value>,
+    pages: PagesJson<'a>,
+}
+
+impl serde::Serialize for RecordJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = ser.serialize_map(Some(self.rest.len() + 1))?;
+        let mut pages_done = false;
+        for (k, v) in self.rest {
+            if !pages_done && k.as_str() > "pages" {
+                map.serialize_entry("pages", &self.pages)?;
+                pages_done = true;
+            }
+            map.serialize_entry(k, v)?;
+        }
+        if !pages_done {
+            map.serialize_entry("pages", &self.pages)?;
+        }
+        map.end()
+    }
+}
+
+/// The run's record without its per-page list (`pages`), for [`write_record`]: what
+/// [`stats_json`] gives, less that list.
+pub fn record_without_pages(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
+    let empty = Stats {
+        pages: Vec::new(),
+        ..Stats::default()
+    };
+    let mut v = stats_json_with(cfg, s, data, &empty);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("pages");
+    }
+    v
+}
+
+/// Writes the record `rest` (from [`record_without_pages`], perhaps amended) with the
+/// per-page list of `s` put back, as pretty JSON, a page at a time: byte for byte what
+/// the whole record built by [`stats_json`] prints, in a fraction of the memory.
+pub fn write_record(
+    w: impl std::io::Write,
+    rest: &Value,
+    s: &Stats,
+    data: &[String],
+) -> serde_json::Result<()> {
+    let empty = serde_json::Map::new();
+    let rec = RecordJson {
+        rest: rest.as_object().unwrap_or(&empty),
+        pages: PagesJson(s, data),
+    };
+    let mut ser = serde_json::Serializer::pretty(w);
+    serde::Serialize::serialize(&rec, &mut ser)
 }
 
 /// Pages counted by the arrays they hold, for the pages that satisfy `pred`.
@@ -49,6 +120,12 @@ fn count_by_data(
 /// The JSON record of a run; `data` names the arrays on each page (see
 /// [`RunConfig::page_data`]).
 pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
+    stats_json_with(cfg, s, data, s)
+}
+
+/// [`stats_json`] with the per-page list taken from `pages` (the summaries of the
+/// per-page report from `s`).
+fn stats_json_with(cfg: &RunConfig, s: &Stats, data: &[String], pages: &Stats) -> Value {
     let e = &s.events;
     // Holliday reports the average of the processors' completion times.
     let mean_completion_ns = if s.threads.is_empty() {
@@ -71,7 +148,7 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
         "programs": s.programs,
         "threads": s.threads,
         "series": s.series,
-        "pages": pages_json(s, data),
+        "pages": pages_json(pages, data),
         "config": cfg,
     });
     if let Some(o) = v.as_object_mut() {

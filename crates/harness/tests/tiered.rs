@@ -140,3 +140,18 @@ fn the_capacity_bound_is_the_same_on_one_thread_and_on_two() {
     assert_eq!(one.bound, two.bound);
     assert_eq!(one.lambda, two.lambda);
 }
+
+#[test]
+fn a_record_written_a_page_at_a_time_is_byte_for_byte_the_one_built_whole() {
+    use numaplace_harness::result::{record_without_pages, stats_json, write_record};
+    for per_page in [true, false] {
+        let mut cfg = resolve(None, &tiered(&["machine.node_frames=[40, 1000]"])).unwrap();
+        cfg.report.per_page = per_page;
+        let (stats, data) = numaplace_harness::run_monitored(&cfg, None).unwrap();
+        let whole = serde_json::to_string_pretty(&stats_json(&cfg, &stats, &data)).unwrap();
+        let mut streamed = Vec::new();
+        let rest = record_without_pages(&cfg, &stats, &data);
+        write_record(&mut streamed, &rest, &stats, &data).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), whole);
+    }
+}
