@@ -68,7 +68,13 @@ impl Engine {
                     count,
                     at,
                     span,
-                } => self.reference(tid, now, vpn, write, count, (at, span))?,
+                } => {
+                    if self.mm.caches.is_some() {
+                        self.reference_cached(tid, now, vpn, write, count, (at, span))?
+                    } else {
+                        self.reference(tid, now, vpn, write, count)?
+                    }
+                }
                 Op::Compute(d) => now + d,
                 Op::Sleep(d) => {
                     self.sleep(tid, d, now);
@@ -114,7 +120,11 @@ impl Engine {
                         // Every other thread spins or waits too: no one can advance the count.
                         return Err(self.deadlock(now));
                     }
-                    let end = self.reference(tid, now, vpn, write, count.max(1), (0, 0))?;
+                    let end = if self.mm.caches.is_some() {
+                        self.reference_cached(tid, now, vpn, write, count.max(1), (0, 0))?
+                    } else {
+                        self.reference(tid, now, vpn, write, count.max(1))?
+                    };
                     if !seen {
                         self.threads[tid as usize].pos -= 1;
                     }
@@ -199,31 +209,44 @@ impl Engine {
         local_vpn: Vpn,
         write: bool,
         count: u32,
+    ) -> Result<Ns, SimError> {
+        let (node, vpn) = self.global_vpn(tid, local_vpn, "referenced")?;
+        self.memory_run(tid, now, node, vpn, write, count)
+    }
+
+    /// [`Engine::reference`] on a machine with processor caches: the run walks
+    /// `span` bytes of the page from `at` (see [`Op::Ref`]).
+    #[inline(never)]
+    pub(super) fn reference_cached(
+        &mut self,
+        tid: u32,
+        now: Ns,
+        local_vpn: Vpn,
+        write: bool,
+        count: u32,
         (at, span): (u32, u32),
     ) -> Result<Ns, SimError> {
         let (node, vpn) = self.global_vpn(tid, local_vpn, "referenced")?;
-        let mut count = count;
-        let mut hit_time = Ns::ZERO;
-        if let Some(caches) = self.mm.caches.as_mut() {
-            // Only the lines that miss reach memory, one access a line; a run that hits
-            // throughout costs its hits, unless the mapping no longer allows it (the
-            // translation still faults).
-            let th = &self.threads[tid as usize];
-            let cfg = &self.mm.machine.config.cache;
-            let bytes = match span {
-                0 => count as u64 * self.progs[th.prog as usize].ref_bytes,
-                s => s as u64,
-            };
-            let first = at as u64 / cfg.line_bytes;
-            let end = (at as u64 + bytes).div_ceil(cfg.line_bytes);
-            let proc = th.proc.map_or(0, |p| p.idx());
-            let (hits, misses) = caches.access(proc, vpn.0, first, end - first, write);
-            hit_time = Ns(hits.saturating_mul(cfg.hit_ns));
-            count = misses as u32;
-            if count == 0 && self.mm.mem.reaches(vpn, node, write).is_some() {
-                return Ok(now + hit_time);
+        match self.through_cache(tid, node, vpn, write, count, at, span) {
+            Ok(hit_time) => Ok(now + hit_time),
+            Err((misses, hit_time)) => {
+                Ok(self.memory_run(tid, now, node, vpn, write, misses)? + hit_time)
             }
         }
+    }
+
+    /// A run of `count` references that reaches memory (the mechanism's cost path,
+    /// [`MemSystem::reference`]); returns when it ends.
+    #[inline]
+    fn memory_run(
+        &mut self,
+        tid: u32,
+        now: Ns,
+        node: NodeId,
+        vpn: Vpn,
+        write: bool,
+        count: u32,
+    ) -> Result<Ns, SimError> {
         let th = &mut self.threads[tid as usize];
         let end = self
             .mm
@@ -242,7 +265,6 @@ impl Engine {
                 policy: self.policy.name().into(),
                 message: format!("page {} left unmapped on node {node} after a fault", vpn.0),
             })?;
-        let end = end + hit_time;
         if let Some(obs) = self.observer.as_mut().filter(|_| count > 0) {
             observe(
                 obs.as_mut(),
@@ -258,6 +280,45 @@ impl Engine {
         }
         self.apply_delays();
         Ok(end)
+    }
+
+    /// A run through the thread's processor cache (kept out of line: a machine without
+    /// caches pays only the branch at the call). Only the lines that miss reach memory,
+    /// one access a line: `Err((misses, time of the hits))`. A run that hits throughout
+    /// costs its hits, `Ok(time)`, unless the mapping no longer allows it (the
+    /// translation still faults): then it goes to memory with no words.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn through_cache(
+        &mut self,
+        tid: u32,
+        node: NodeId,
+        vpn: Vpn,
+        write: bool,
+        count: u32,
+        at: u32,
+        span: u32,
+    ) -> Result<Ns, (u32, Ns)> {
+        let th = &self.threads[tid as usize];
+        let cfg = &self.mm.machine.config.cache;
+        let bytes = match span {
+            0 => count as u64 * self.progs[th.prog as usize].ref_bytes,
+            s => s as u64,
+        };
+        let first = at as u64 / cfg.line_bytes;
+        let end = (at as u64 + bytes).div_ceil(cfg.line_bytes);
+        let proc = th.proc.map_or(0, |p| p.idx());
+        let hit_ns = cfg.hit_ns;
+        let Some(caches) = self.mm.caches.as_mut() else {
+            return Err((count, Ns::ZERO));
+        };
+        let (hits, misses) = caches.access(proc, vpn.0, first, end - first, write);
+        let hit_time = Ns(hits.saturating_mul(hit_ns));
+        if misses == 0 && self.mm.mem.reaches(vpn, node, write).is_some() {
+            return Ok(hit_time);
+        }
+        Err((misses as u32, hit_time))
     }
 
     /// Thread `tid`'s node and the run's page for its program page `local_vpn`; a page
