@@ -579,11 +579,20 @@ fn run(a: RunArgs) -> Result<(), Failure> {
     if let Some(n) = a.max_ops {
         limits.max_ops = n;
     }
+    // `run` builds its record only for --json, and writes its per-page list a page at a
+    // time; with --oracle the record is built whole.
+    let record = if a.oracle {
+        numaplace_harness::limits::Record::InMemory
+    } else if a.json.is_some() {
+        numaplace_harness::limits::Record::Streamed
+    } else {
+        numaplace_harness::limits::Record::Absent
+    };
     if a.estimate {
-        let est = numaplace_harness::limits::estimate(&cfg)?;
+        let est = numaplace_harness::limits::estimate_with(&cfg, record)?;
         return out(&text::estimate_summary(&est, &limits));
     }
-    let est = numaplace_harness::admit(&cfg, &limits)?;
+    let est = numaplace_harness::limits::admit_with(&cfg, &limits, record)?;
     if a.oracle && a.slowdown {
         return Err(UserError::new("--oracle and --slowdown: choose one").into());
     }

@@ -78,6 +78,27 @@ fn estimate_prints_the_resource_estimate_without_running() {
 }
 
 #[test]
+fn the_estimate_counts_a_json_record_only_when_one_is_written() {
+    let without = stdout(&numaplace(&["run", "--estimate", "--set", "workload.n=64"]));
+    assert!(
+        !without.contains("JSON record of the per-page report"),
+        "{without}"
+    );
+    let with = stdout(&numaplace(&[
+        "run",
+        "--estimate",
+        "--json",
+        "-",
+        "--set",
+        "workload.n=64",
+    ]));
+    assert!(
+        with.contains("JSON record of the per-page report"),
+        "{with}"
+    );
+}
+
+#[test]
 fn a_defrost_period_of_one_nanosecond_is_refused() {
     let o = numaplace(&["run", "--policy", "platinum", "--set", "policy.t2_ns=1"]);
     assert_user_error(&o, &["policy.t2_ns"]);

@@ -19,6 +19,9 @@ const FALLBACK_MEMORY: u64 = 8_000_000_000;
 /// was measured on Jacobi with 64-byte pages; the series figure has the same margin). The
 /// estimate test holds runs to them.
 const JSON_BYTES_PER_PAGE: u64 = 8_192;
+/// Bytes per page of the record when its per-page list is written a page at a time
+/// (`run --json`): only the text (about 440 bytes a page measured on GUPS).
+const JSON_TEXT_BYTES_PER_PAGE: u64 = 640;
 const JSON_BYTES_PER_POINT: u64 = 4_096;
 /// Bytes of the JSON record per thread: its entry in `threads` and, a program having at
 /// least one thread, its program's entry in `programs` (with the same margin).
@@ -84,9 +87,25 @@ fn available_memory() -> Option<u64> {
     kb.checked_mul(1024)
 }
 
+/// How a run's JSON record is held, which decides what its per-page list costs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// Built whole in memory (sweeps, the oracle): a JSON value per page.
+    InMemory,
+    /// Written with its per-page list a page at a time (`run --json`): the text only.
+    Streamed,
+    /// Not made (`run` without `--json`).
+    Absent,
+}
+
 /// The run's estimate with what the harness adds: the JSON record of its per-page report
-/// and series.
+/// and series, the record built whole in memory.
 pub fn estimate(cfg: &RunConfig) -> Result<Estimate, UserError> {
+    estimate_with(cfg, Record::InMemory)
+}
+
+/// [`estimate`] for a record held as `record` says.
+pub fn estimate_with(cfg: &RunConfig, record: Record) -> Result<Estimate, UserError> {
     let mut est = cfg.estimate()?;
     est.add(Part {
         what: "JSON record of the series",
@@ -103,11 +122,16 @@ pub fn estimate(cfg: &RunConfig) -> Result<Estimate, UserError> {
         .into(),
         bytes: est.threads.saturating_mul(JSON_BYTES_PER_THREAD),
     });
-    if cfg.report.per_page {
+    let per_page = match record {
+        Record::InMemory => JSON_BYTES_PER_PAGE,
+        Record::Streamed => JSON_TEXT_BYTES_PER_PAGE,
+        Record::Absent => 0,
+    };
+    if cfg.report.per_page && per_page > 0 {
         est.add(Part {
             what: "JSON record of the per-page report",
             field: "report.per_page".into(),
-            bytes: est.pages.saturating_mul(JSON_BYTES_PER_PAGE),
+            bytes: est.pages.saturating_mul(per_page),
         });
     }
     if cfg.report.series_interval_ns > 0 {
@@ -124,7 +148,12 @@ pub fn estimate(cfg: &RunConfig) -> Result<Estimate, UserError> {
 /// Checks the run's estimate against `limits`; the error names the driving field, the
 /// estimate and how to proceed.
 pub fn admit(cfg: &RunConfig, limits: &Limits) -> Result<Estimate, UserError> {
-    let est = estimate(cfg)?;
+    admit_with(cfg, limits, Record::InMemory)
+}
+
+/// [`admit`] for a record held as `record` says.
+pub fn admit_with(cfg: &RunConfig, limits: &Limits, record: Record) -> Result<Estimate, UserError> {
+    let est = estimate_with(cfg, record)?;
     if est.bytes > limits.max_bytes {
         let driver = est.driver().cloned().unwrap_or(Part {
             what: "the run",
