@@ -6,23 +6,29 @@
 //! memory accesses. Placement policies see misses only; that is what this module gives
 //! the engine.
 //!
-//! **The fast model** ([`Caches`]) keeps, per processor, an LRU list of *pages*, each with
-//! the number of its lines the cache holds, and a capacity in lines. A reference run
-//! walks consecutive words of one page, so it touches `ceil(count · ref_bytes /
-//! line_bytes)` lines (at most the page's): the lines the cache holds of that page are
-//! hits, the rest misses and are brought in; the page becomes most recently used, and
-//! lines are evicted from the least recently used pages until the cache fits. A write
-//! run invalidates as many lines of that page in every other processor's cache (write
-//! invalidate coherence), and a page that moves (migration, replication, collapse) leaves
-//! every cache. The cost per run is O(1), plus O(processors) for a write (the other
-//! caches are found through a page × processor table of 4 bytes an entry).
+//! **The fast model** ([`Caches`]) is LRU over lines, kept by *segments*: runs of
+//! consecutive lines of one page with the same recency, in one LRU list per processor.
+//! A reference run walks the bytes `[at, at + span)` of its page in ascending order
+//! ([`crate::workload::Op::Ref`]), so its lines form one range: the walk gathers them
+//! into a new most recent segment, lines held are hits (taken out of their old
+//! segments, which may split), lines not held are misses, and each miss beyond the
+//! room evicts the least recently used line, the lowest of the oldest segment (possibly
+//! one of this page's that the walk has yet to reach, which then misses too: LRU's
+//! cyclic case). That is exactly line-by-line LRU for ascending walks, at a cost per run
+//! of the segments it touches. A write run drops the lines it writes from every other
+//! processor's cache (write-invalidate coherence; the caches holding a page are a bit
+//! each per page), and a page that moves (migration, replication, collapse) leaves every
+//! cache. A page × processor table of 4 bytes an entry finds a page's segments.
 //!
-//! What it assumes: a run's lines are the ones the cache holds when it holds fewer than
-//! the run walks (exact for whole-page sweeps, the NAS kernels' pattern), recency is per
-//! page rather than per line, and the cache is fully associative. [`ExactLru`] is the
-//! reference it is validated against: line by line, set-associative, true LRU within a
-//! set, invalidation per line; `tests/cache.rs` runs both on the NAS kernels' address
-//! streams and reports the difference in misses.
+//! What it leaves out: associativity (the caches are fully associative; a
+//! set-associative cache's conflict misses are not there), the write-back of dirty lines
+//! an eviction causes (memory traffic the counters would also see), a cache-to-cache
+//! transfer being cheaper or dearer than a memory access (a miss is priced as a memory
+//! access to the page's home), and the primary caches (their hits are the program's
+//! computation). [`ExactLru`] is the reference it is validated against: line by line,
+//! set-associative, true LRU within a set, invalidation per line; `tests/cache.rs` runs
+//! both on the NAS kernels' address streams: the same misses against a fully associative
+//! exact cache, and the difference associativity makes against a 2-way one.
 
 use crate::error::ConfigError;
 use crate::fields::Fields;
