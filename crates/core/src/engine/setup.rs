@@ -171,11 +171,17 @@ impl Engine {
         let MemSystem { machine, mem, .. } = &mut mm;
         let mut stats = Stats::default();
         // Each program's entry exists from the start, so actions during the run (a
-        // migration of one of its pages) count against it; the rest is filled at the end.
+        // migration of one of its pages) count against it and a policy can read its
+        // shape (threads and pages, through `Mm::stats`); the rest is filled at the end.
         stats.programs = progs
             .iter()
-            .map(|p| crate::stats::ProgramStats {
+            .enumerate()
+            .map(|(i, p)| crate::stats::ProgramStats {
+                threads: p.threads,
+                first_thread: p.first_thread,
                 first_vpn: p.base_vpn,
+                pages: progs.get(i + 1).map_or(npages, |q| u64::from(q.base_vpn))
+                    - u64::from(p.base_vpn),
                 ..Default::default()
             })
             .collect();

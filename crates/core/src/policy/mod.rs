@@ -10,6 +10,7 @@ pub mod foresight;
 pub mod holliday_daemon;
 pub mod irix_competitive;
 pub mod platinum;
+pub mod sched_activated;
 pub mod static_placement;
 #[cfg(test)]
 #[path = "tests/scene.rs"]
@@ -28,6 +29,7 @@ pub use dunx::{DunxConfig, DunxPolicy};
 pub use foresight::{Foresight, ForesightConfig};
 pub use holliday_daemon::{HollidayConfig, HollidayDaemon};
 pub use platinum::{PlatinumConfig, PlatinumPolicy};
+pub use sched_activated::{SchedActivated, SchedActivatedConfig};
 pub use static_placement::{StaticConfig, StaticPlacement, StaticPolicy};
 
 /// A fault handed to the policy: a reference found no mapping, or a read-only mapping for a
