@@ -31,6 +31,35 @@ pub enum PageLayout {
     Vertical,
 }
 
+/// What Holliday's convergence-checking process reads each iteration. The paper says only
+/// that one of the 17 processors "did only convergence checking"; it does not say what it
+/// read.
+///
+/// The two readings differ sharply under Holliday's daemon. With `pages` (Table 5's
+/// setting, 512 B vertical pages, one daemon, blocking 0) the daemon makes 29,956
+/// migrations and the run takes 201.7 s against None's 130.1 s: a page's owner touches it
+/// only while sweeping its rows, so a daemon pass that saw the checker's one read and none
+/// of the owner's pulls the page to the checker, and the owner pulls it back. The paper
+/// traced no thrashing and a minor degradation, which `residuals` gives (58 migrations,
+/// 130.2 s). `residuals` stays the default until the daemon's model is settled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckerReads {
+    /// One residual word per worker, written by the worker at the end of its sweep, and
+    /// nothing of the grid: a checker that never touches the grid's pages. The default.
+    #[default]
+    Residuals,
+    /// One word of every page of the copy just written: a light reader of every page,
+    /// beside each page's owner (a checker that samples the grid).
+    Pages,
+}
+
+impl CheckerReads {
+    fn is_default(&self) -> bool {
+        *self == CheckerReads::default()
+    }
+}
+
 /// Parameters of `jacobi`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
@@ -58,9 +87,14 @@ pub struct JacobiConfig {
     /// `uma` (no placement) or `numa` (each partition's pages on its thread's node).
     pub variant: Variant,
     /// Add Holliday's convergence-checking process: one more thread that takes no
-    /// partition; every worker writes its residual to a shared word at the end of its
-    /// sweep, and after each iteration's barrier the checker reads them all. Default false.
+    /// partition and, after each iteration's barrier, reads what `checker_reads` says.
+    /// Default false.
     pub checker: bool,
+    /// What the checker reads: `residuals` (a residual word each worker writes, the
+    /// default) or `pages` (one word of every page of the copy just written). Left out
+    /// of records at its default.
+    #[serde(skip_serializing_if = "CheckerReads::is_default")]
+    pub checker_reads: CheckerReads,
 }
 
 impl Default for JacobiConfig {
@@ -75,6 +109,7 @@ impl Default for JacobiConfig {
             compute_ns_per_point: 0,
             variant: Variant::Uma,
             checker: false,
+            checker_reads: CheckerReads::Residuals,
         }
     }
 }
@@ -238,6 +273,7 @@ pub struct Jacobi {
     hints: Vec<Option<u32>>,
     threads: u32,
     workers: u32,
+    checker: Option<CheckerReads>,
     checker_iter: u32,
 }
 
@@ -295,8 +331,7 @@ impl Jacobi {
         let mut layout = Layout::new();
         let g0 = layout.alloc("old", points, c.elem_bytes, ps);
         let g1 = layout.alloc("new", points, c.elem_bytes, ps);
-        let residuals = c
-            .checker
+        let residuals = (c.checker && c.checker_reads == CheckerReads::Residuals)
             .then(|| layout.alloc("residuals", threads as u64, c.elem_bytes, ps));
         let pages = layout.pages_checked(ps, "workload.n")?;
         let compute_per_row = checked_ns(
@@ -320,6 +355,7 @@ impl Jacobi {
         let plan = Self::plan(c, machine)?;
         let ps = machine.page_size();
         let cpp = c.n / plan.grid[1] as u64;
+        let points = c.n.saturating_mul(c.n);
         // Per row of a partition: up to six stencil segments, a compute op, the write.
         let per_row = runs_of(cpp, c.elem_bytes, ps)
             .saturating_add(2)
@@ -328,10 +364,15 @@ impl Jacobi {
         let per_iter = rows
             .saturating_mul(per_row)
             .saturating_add(4 * plan.workers as u64);
-        let checker = if c.checker {
-            runs_of(plan.workers as u64, c.elem_bytes, ps).saturating_add(3)
-        } else {
-            0
+        let checker = match (c.checker, c.checker_reads) {
+            (false, _) => 0,
+            (true, CheckerReads::Residuals) => {
+                runs_of(plan.workers as u64, c.elem_bytes, ps).saturating_add(3)
+            }
+            (true, CheckerReads::Pages) => points
+                .saturating_mul(c.elem_bytes)
+                .div_ceil(ps)
+                .saturating_add(3),
         };
         Ok(Footprint {
             pages: plan.pages,
@@ -402,6 +443,7 @@ impl Jacobi {
             hints,
             threads: workers + u32::from(c.checker),
             workers,
+            checker: c.checker.then_some(c.checker_reads),
             checker_iter: 0,
         })
     }
@@ -425,9 +467,10 @@ impl Program for Jacobi {
             self.fj.next_ops(t, running, out);
             return;
         }
-        // The convergence checker: wait for the iteration's sweeps, read every residual.
+        // The convergence checker: wait for the iteration's sweeps, then read what it
+        // checks.
         let body = self.fj.body();
-        let (k, Some(r)) = (self.checker_iter, body.residuals) else {
+        let (k, Some(reads)) = (self.checker_iter, self.checker) else {
             return;
         };
         if k >= body.iterations {
@@ -435,9 +478,23 @@ impl Program for Jacobi {
         }
         self.checker_iter += 1;
         out.push(Op::Barrier);
-        let a = body.layout.array(r);
-        body.emit
-            .range(out, a.addr(0, 0), self.workers as u64, body.elem, 1, false);
+        match (reads, body.residuals) {
+            (CheckerReads::Residuals, Some(r)) => {
+                let a = body.layout.array(r);
+                body.emit
+                    .range(out, a.addr(0, 0), self.workers as u64, body.elem, 1, false);
+            }
+            _ => {
+                // One word of every page of the copy iteration k wrote.
+                let a = body.layout.array(body.grids[((k + 1) % 2) as usize]);
+                let ps = body.emit.page_size;
+                let (first, end) = (a.base / ps, (a.base + a.span()).div_ceil(ps));
+                for page in first..end {
+                    let at = (page * ps).max(a.base);
+                    body.emit.range(out, at, 1, body.elem, 1, false);
+                }
+            }
+        }
         out.push(Op::IterationEnd(k));
     }
 }
@@ -445,6 +502,57 @@ impl Program for Jacobi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn checker_ops(reads: CheckerReads) -> (Vec<Op>, u64) {
+        let mut m = crate::mm::test_machine_config(4);
+        m.frames_per_node = 4096;
+        let machine = Machine::new(m).unwrap();
+        let c = JacobiConfig {
+            n: 16,
+            threads: Some(4),
+            checker: true,
+            checker_reads: reads,
+            ..JacobiConfig::default()
+        };
+        let mut j = Jacobi::new(&c, &machine).unwrap();
+        let mut out = Vec::new();
+        j.next_ops(4, &[true; 5], &mut out);
+        // 16 x 16 four-byte points on 64-byte pages: 16 pages a copy.
+        (out, 16)
+    }
+
+    #[test]
+    fn a_page_sampling_checker_reads_one_word_of_every_page_of_the_copy_just_written() {
+        let (out, pages) = checker_ops(CheckerReads::Pages);
+        let refs: Vec<(u32, u32)> = out
+            .iter()
+            .filter_map(|o| match o {
+                Op::Ref { vpn, count, .. } => Some((vpn.0, *count)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(refs.len() as u64, pages);
+        assert!(refs.iter().all(|&(_, c)| c == 1));
+        // Iteration 0 writes the second copy, pages 16..32.
+        assert_eq!(refs.first().map(|r| r.0), Some(16));
+        assert!(matches!(out.first(), Some(Op::Barrier)));
+    }
+
+    #[test]
+    fn the_residual_checker_reads_only_the_workers_residual_words() {
+        let (out, _) = checker_ops(CheckerReads::Residuals);
+        let words: u32 = out
+            .iter()
+            .map(|o| match o {
+                Op::Ref { vpn, count, .. } => {
+                    assert!(vpn.0 >= 32, "a grid page was read");
+                    *count
+                }
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(words, 4);
+    }
 
     #[test]
     fn square_grid_prefers_square() {

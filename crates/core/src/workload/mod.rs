@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 pub use backprop::BackpropConfig;
 pub use gauss::GaussConfig;
-pub use jacobi::{JacobiConfig, PageLayout};
+pub use jacobi::{CheckerReads, JacobiConfig, PageLayout};
 pub use matvec::MatvecConfig;
 pub use matvec_sparse::{MatvecSparseConfig, SparseRows};
 pub use matvec_synthetic::MatvecSyntheticConfig;
