@@ -903,18 +903,27 @@ fn list(fields: bool) -> Result<(), Failure> {
     }
     // One section per registry: each component's name and description, and with
     // `--fields` its parameters.
+    type Presets = &'static [(&'static str, &'static str)];
     fn section<C: serde::Serialize>(
         o: &mut String,
         title: &str,
         all: Vec<C>,
-        name: impl Fn(&C) -> (&'static str, &'static str, &'static [FieldInfo]),
+        name: impl Fn(&C) -> (&'static str, &'static str, &'static [FieldInfo], Presets),
         fields: bool,
     ) {
         o.push_str(title);
         o.push_str(":\n");
         for c in all {
-            let (kind, desc, declared) = name(&c);
+            let (kind, desc, declared, presets) = name(&c);
             o.push_str(&format!("  {kind:<18} {desc}\n"));
+            if !presets.is_empty() {
+                let names: Vec<&str> = presets.iter().map(|p| p.0).collect();
+                o.push_str(&format!(
+                    "  {:<18} presets (`preset = \"NAME\"`): {}\n",
+                    "",
+                    names.join(", ")
+                ));
+            }
             if fields {
                 field_lines(o, declared, toml::Value::try_from(&c).ok());
             }
@@ -924,21 +933,21 @@ fn list(fields: bool) -> Result<(), Failure> {
         &mut o,
         "workloads",
         WorkloadConfig::all(),
-        |c| (c.kind(), c.describe(), c.fields()),
+        |c| (c.kind(), c.describe(), c.fields(), c.presets()),
         fields,
     );
     section(
         &mut o,
         "policies",
         PolicyConfig::all(),
-        |c| (c.kind(), c.describe(), c.fields()),
+        |c| (c.kind(), c.describe(), c.fields(), c.presets()),
         fields,
     );
     section(
         &mut o,
         "schedulers",
         SchedulerConfig::all(),
-        |c| (c.kind(), c.describe(), c.fields()),
+        |c| (c.kind(), c.describe(), c.fields(), c.presets()),
         fields,
     );
     out(&o)
@@ -1004,17 +1013,34 @@ fn section_show(section: &str, name: &str, sets: &[String]) -> Result<(), Failur
         .remove(section)
         .unwrap_or(toml::Value::Table(toml::Table::new()));
     let typed = |e: toml::de::Error| UserError::new(format!("{section}: {}", e.message()));
-    let value = match section {
-        "workload" => toml::Value::try_from(table.try_into::<WorkloadConfig>().map_err(typed)?),
-        "policy" => toml::Value::try_from(table.try_into::<PolicyConfig>().map_err(typed)?),
-        _ => toml::Value::try_from(table.try_into::<SchedulerConfig>().map_err(typed)?),
+    let (value, presets) = match section {
+        "workload" => {
+            let c = table.try_into::<WorkloadConfig>().map_err(typed)?;
+            (toml::Value::try_from(&c), c.presets())
+        }
+        "policy" => {
+            let c = table.try_into::<PolicyConfig>().map_err(typed)?;
+            (toml::Value::try_from(&c), c.presets())
+        }
+        _ => {
+            let c = table.try_into::<SchedulerConfig>().map_err(typed)?;
+            (toml::Value::try_from(&c), c.presets())
+        }
+    };
+    let value = value.context("serialising the section")?;
+    // The named settings as comments (`--set preset='"NAME"'` shows one).
+    let mut listed = String::new();
+    if !presets.is_empty() {
+        listed.push_str("# presets (`preset = \"NAME\"`, other fields override it):\n");
+        for (p, source) in presets {
+            listed.push_str(&format!("#   {p:<16} {source}\n"));
+        }
     }
-    .context("serialising the section")?;
     let mut shown = toml::Table::new();
     shown.insert(section.into(), value);
     let body = toml::to_string_pretty(&shown).context("serialising the section")?;
     out(&format!(
-        "# {section} `{name}`: every parameter with its value; `numaplace run --config FILE` reads this\n{body}"
+        "# {section} `{name}`: every parameter with its value; `numaplace run --config FILE` reads this\n{listed}{body}"
     ))
 }
 

@@ -119,6 +119,14 @@ impl FieldValue for f64 {
     }
 }
 
+impl FieldValue for crate::types::NsOrInf {
+    /// The finite value; infinity is in every range that allows it (the field's doc says
+    /// whether it does; its type is what allows it).
+    fn number(&self) -> Option<Bound> {
+        self.finite().map(|v| Bound::Int(v as i128))
+    }
+}
+
 impl<T: FieldValue> FieldValue for Option<T> {
     fn number(&self) -> Option<Bound> {
         self.as_ref().and_then(FieldValue::number)

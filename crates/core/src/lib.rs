@@ -44,4 +44,4 @@ pub use mm::{Mm, Recording, SimMm};
 pub use observe::{ObservedRun, RefObserver};
 pub use policy::{Policy, PolicyConfig};
 pub use stats::Stats;
-pub use types::{NodeId, NodeSet, Ns, ProcId, ThreadId, Vpn};
+pub use types::{NodeId, NodeSet, Ns, NsOrInf, ProcId, ThreadId, Vpn};

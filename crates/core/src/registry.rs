@@ -69,6 +69,10 @@ pub trait Describe:
     const KIND: &'static str;
     /// One line saying what the component is and where it comes from.
     const DESCRIPTION: &'static str;
+    /// Named settings of the parameters a configuration may start from (`preset =
+    /// "NAME"` in its table, other fields overriding it), each with a line saying where
+    /// it comes from; `list` and `show` print them. Default: none.
+    const PRESETS: &'static [(&'static str, &'static str)] = &[];
 }
 
 type DeserializeFn = for<'a, 'de> fn(
@@ -89,6 +93,8 @@ pub struct Meta {
     pub deserialize: DeserializeFn,
     /// The configuration type, to find the entry of a typed value.
     pub type_id: fn() -> TypeId,
+    /// Named settings (name, where it comes from); see [`Describe::PRESETS`].
+    pub presets: &'static [(&'static str, &'static str)],
 }
 
 fn default_of<C: Describe>() -> Box<dyn Params> {
@@ -111,6 +117,7 @@ impl Meta {
             default: default_of::<C>,
             deserialize: deserialize_of::<C>,
             type_id: TypeId::of::<C>,
+            presets: C::PRESETS,
         }
     }
 }
@@ -224,6 +231,11 @@ impl<F: Family> Component<F> {
     /// One line saying what the component is and where it comes from.
     pub fn describe(&self) -> &'static str {
         F::meta(self.entry).description
+    }
+
+    /// The component's named settings (name, where it comes from), if it has any.
+    pub fn presets(&self) -> &'static [(&'static str, &'static str)] {
+        F::meta(self.entry).presets
     }
 
     /// The component's parameters as declared: doc, range and unit of each.

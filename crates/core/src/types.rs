@@ -7,6 +7,94 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::ops::{Add, AddAssign, Mul, Sub};
 
+/// A configured duration that may be infinite: an integer of nanoseconds, or `"inf"`
+/// (also `"infinity"`, and TOML's bare `inf`). Serialized as the integer or `"inf"`, so
+/// a record reads back to the same value. Ranges declared on a field of this type apply
+/// to the finite value only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NsOrInf {
+    /// A finite duration (ns).
+    Ns(u64),
+    /// Infinity: the event never comes.
+    Inf,
+}
+
+impl NsOrInf {
+    /// The finite duration, or `None` for infinity.
+    pub fn finite(self) -> Option<u64> {
+        match self {
+            NsOrInf::Ns(v) => Some(v),
+            NsOrInf::Inf => None,
+        }
+    }
+
+    /// Whether `elapsed` is less than this duration (always, for infinity).
+    pub fn exceeds(self, elapsed: u64) -> bool {
+        match self {
+            NsOrInf::Ns(v) => elapsed < v,
+            NsOrInf::Inf => true,
+        }
+    }
+}
+
+impl fmt::Display for NsOrInf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NsOrInf::Ns(v) => write!(f, "{v}"),
+            NsOrInf::Inf => f.write_str("inf"),
+        }
+    }
+}
+
+impl Serialize for NsOrInf {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            NsOrInf::Ns(v) => s.serialize_u64(*v),
+            NsOrInf::Inf => s.serialize_str("inf"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for NsOrInf {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = NsOrInf;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a non-negative integer of nanoseconds or \"inf\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<NsOrInf, E> {
+                Ok(NsOrInf::Ns(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<NsOrInf, E> {
+                u64::try_from(v)
+                    .map(NsOrInf::Ns)
+                    .map_err(|_| E::custom(format!("{v} is negative; expected {}", Expecting)))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<NsOrInf, E> {
+                if v == f64::INFINITY {
+                    Ok(NsOrInf::Inf)
+                } else {
+                    Err(E::custom(format!("{v} is not {}", Expecting)))
+                }
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<NsOrInf, E> {
+                match v.trim().to_ascii_lowercase().as_str() {
+                    "inf" | "infinity" | "+inf" => Ok(NsOrInf::Inf),
+                    _ => Err(E::custom(format!("`{v}` is not {}", Expecting))),
+                }
+            }
+        }
+        struct Expecting;
+        impl fmt::Display for Expecting {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a non-negative integer of nanoseconds or \"inf\"")
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Simulated time or duration in integer nanoseconds.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,

@@ -624,6 +624,107 @@ mod tests {
         assert!(e.to_string().starts_with("--set workload.n: "), "{e}");
     }
 
+    fn larowe(cfg: &RunConfig) -> numaplace_core::policy::dunx::Setting {
+        cfg.policy
+            .get::<numaplace_core::policy::LaroweConfig>()
+            .expect("larowe")
+            .setting()
+    }
+
+    #[test]
+    fn scan_delay_infinity_is_read_from_a_file_and_from_set_and_integers_still_are() {
+        use numaplace_core::NsOrInf;
+        for text in [
+            "[policy]\nkind = \"larowe\"\nscan_delay_ns = \"inf\"\n",
+            "[policy]\nkind = \"larowe\"\nscan_delay_ns = inf\n",
+        ] {
+            let cfg = resolve_text("x.toml", text, &Overrides::default()).unwrap();
+            assert_eq!(larowe(&cfg).scan_delay, NsOrInf::Inf, "{text}");
+        }
+        for set in ["inf", "infinity", "\"inf\"", "2000000000"] {
+            let ov = Overrides {
+                policy: Some("larowe".into()),
+                sets: vec![format!("policy.scan_delay_ns={set}")],
+                ..Default::default()
+            };
+            let want = if set == "2000000000" {
+                NsOrInf::Ns(2_000_000_000)
+            } else {
+                NsOrInf::Inf
+            };
+            assert_eq!(
+                larowe(&resolve(None, &ov).unwrap()).scan_delay,
+                want,
+                "{set}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_policy_preset_is_set_like_a_machine_preset_and_bad_values_name_their_field() {
+        let text = "[policy]\nkind = \"larowe\"\npreset = \"gauss\"\nsample_passes = 3\n";
+        let cfg = resolve_text("x.toml", text, &Overrides::default()).unwrap();
+        let s = larowe(&cfg);
+        assert_eq!(s.freeze_window, numaplace_core::NsOrInf::Ns(125_000_000));
+        assert_eq!(s.defrost_trigger, 4);
+        assert_eq!(s.sample_passes, 3);
+        for (text, field, line) in [
+            (
+                "[policy]\nkind = \"larowe\"\npreset = \"gauss-gp1000\"\n",
+                "policy.preset",
+                3,
+            ),
+            (
+                "[policy]\nkind = \"larowe\"\nscan_delay_ns = \"never\"\n",
+                "policy.scan_delay_ns",
+                3,
+            ),
+            (
+                "[policy]\nkind = \"larowe\"\nscan_delay_ns = -1\n",
+                "policy.scan_delay_ns",
+                3,
+            ),
+            (
+                "[policy]\nkind = \"larowe\"\nscan_delay_ns = 10\n",
+                "policy.scan_delay_ns",
+                3,
+            ),
+            (
+                "[policy]\nkind = \"larowe\"\n\nrecent_mod = 70000\n",
+                "policy.recent_mod",
+                4,
+            ),
+            (
+                "[policy]\nkind = \"dunx\"\ntrigger_method = -70000\n",
+                "policy.trigger_method",
+                3,
+            ),
+            (
+                "[policy]\nkind = \"dunx\"\nfreeze_window_ns = -3\n",
+                "policy.freeze_window_ns",
+                3,
+            ),
+        ] {
+            let e = resolve_text("x.toml", text, &Overrides::default()).unwrap_err();
+            assert_eq!(e.field(), Some(field), "{text}: {e}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("x.toml:{line}: {field}: ")),
+                "{e}"
+            );
+        }
+        let ov = Overrides {
+            policy: Some("larowe".into()),
+            sets: vec!["policy.sample_passes=-1".into()],
+            ..Default::default()
+        };
+        let e = resolve(None, &ov).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--set policy.sample_passes: "),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_run_over_the_memory_limit_is_a_limit_error_naming_the_driving_field() {
         let ov = Overrides {

@@ -1,6 +1,29 @@
-//! `dunx`: the dynamic multiple-copy policy of the DUnX kernel on the BBN GP1000
-//! (LaRowe, Wilkes & Ellis, PPoPP 1991, section 2; the same policy with its parameters
-//! named in LaRowe, Ellis & Holliday, SOSP 1991, section 2).
+//! `dunx` and `larowe`: the dynamic multiple-copy policy of the DUnX kernel on the BBN
+//! GP1000 and TC2000, one implementation under two registry names. LaRowe, Wilkes &
+//! Ellis (PPoPP 1991, section 2) describe the policy; LaRowe, Ellis & Kaplan ("The
+//! robustness of NUMA memory management", SOSP 1991, section 2 and Table 1) name its six
+//! parameters. The two names differ only in their defaults:
+//!
+//! - `larowe`: the SOSP paper's general-purpose default setting (section 4.5):
+//!   freeze-window 150 ms, recent-mod 2^16, scan-delay 10 s, sample-passes 0,
+//!   defrost-trigger 1, trigger-method 2^16.
+//! - `dunx`: psolu's tuned setting of SOSP Table 3 (187.5 ms, 2^16, 10 s, 0, 1, 2^16),
+//!   since the PPoPP paper says its policy was tuned to psolu but prints no values; kept
+//!   so the `dunx91` reproduction and its records stay as they were. `dunx` is `larowe`
+//!   with `preset = "psolu"`.
+//!
+//! Both take a `preset` naming one of Table 3's tuned settings (`gauss`, `hh3d`,
+//! `psolu`, `hough`, `msort`, `wave`) or section 4.5's `general-purpose` one; fields given
+//! beside it override it, as a machine's fields override `machine.preset`. Table 3 tunes
+//! per application on the GP1000, and section 3 says the same settings served on the
+//! TC2000, so the presets are named by application only.
+//!
+//! Values the paper allows beyond plain numbers: `freeze_window_ns` and `scan_delay_ns`
+//! may be `"inf"` (a page is invalidated at most once before it freezes; the scanners
+//! never run), and `recent_mod` and `trigger_method` may be negative (never replicate;
+//! a defrost always invalidates every mapping). The aged modification count has 16 bits,
+//! so 2^16 is the paper's infinity for those two (always replicate on a read fault;
+//! always invalidate only the remote mappings).
 //!
 //! Initial placement is the static policy's: where the program asks, else on the node of
 //! the first processor to touch the page. The rest has two parts.
@@ -21,8 +44,10 @@
 //! and one remote sample for each other node whose mapping did. After `sample_passes`
 //! passes of collecting only, a pass also checks each frozen frame: remote samples at least
 //! the local ones count a success (else the count restarts), and `defrost_trigger`
-//! successes defrost the page: all its mappings are invalidated when its aged modification
-//! count exceeds `trigger_method`, else only the remote ones, and it is no longer frozen.
+//! successes defrost the page (0: every frozen page at the first check, PLATINUM's
+//! strategy): all its mappings are invalidated when its aged modification count exceeds
+//! `trigger_method`, else only the remote ones, and it is no longer frozen. With
+//! `scan_delay_ns = "inf"` there are no scanners: nothing is aged or defrosted.
 //!
 //! *Phase-change hint.* A program's hint makes the scanners invalidate every remote
 //! mapping and defrost every frozen page. The engine cannot wake a daemon early, so the
@@ -39,69 +64,315 @@ use crate::history::HistoryMode;
 use crate::machine::Machine;
 use crate::memory::Access;
 use crate::stats::Counter;
-use crate::types::{NodeId, NodeSet, Ns, ThreadId, Vpn};
-use serde::{Deserialize, Serialize};
+use crate::types::{NodeId, NodeSet, Ns, NsOrInf, ThreadId, Vpn};
+use serde::{Deserialize, Deserializer, Serialize};
+use std::fmt;
+use std::marker::PhantomData;
 
-/// Parameters of `dunx`. Defaults: the settings LaRowe, Ellis & Holliday (SOSP 1991,
-/// Table 3) give for `psolu` on the GP1000; the PPoPP paper says its policy was tuned to
-/// psolu but prints no values.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
-#[serde(default, deny_unknown_fields)]
-pub struct DunxConfig {
-    /// Freeze window: a fault on a remote page that migrated or had its replicas
-    /// invalidated less than this long ago maps it remotely and freezes it. Default
-    /// 187.5 ms (Table 3, psolu).
-    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
-    pub freeze_window_ns: u64,
-    /// Recently modified: a read fault migrates instead of replicating when the page's
-    /// aged modification count (16 bits, the newest scan interval the most significant)
-    /// exceeds this. -1: never replicate; 65536: replicate on every read fault. Default
-    /// 65536 (Table 3, psolu).
-    #[field(min = -1, max = 65_536)]
+/// The paper's 2^16: the aged modification count (16 bits) never exceeds it.
+pub const TWO_TO_16: i32 = 65_536;
+
+/// One setting of the six parameters (SOSP 1991, Table 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// freeze-window (ns, or infinite).
+    pub freeze_window: NsOrInf,
+    /// recent-mod.
     pub recent_mod: i32,
-    /// Period of each node's page scanner. Default 10 s (Table 3, psolu).
-    #[field(min = 1_000, max = crate::TIME_LIMIT, unit = "ns")]
-    pub scan_delay_ns: u64,
-    /// Scanner passes that only collect reference samples before a pass that also
-    /// checks the frozen frames. Default 0 (Table 3, psolu): every pass checks.
-    #[field(min = 0, max = 1_000_000)]
+    /// scan-delay (ns, or infinite: no scanners).
+    pub scan_delay: NsOrInf,
+    /// sample-passes.
     pub sample_passes: u32,
-    /// Checks in a row in which a frozen frame's remote samples were at least its local
-    /// ones before it is defrosted (0: at the first check). Default 1 (Table 3, psolu).
-    #[field(min = 0, max = 1_000_000)]
+    /// defrost-trigger.
     pub defrost_trigger: u32,
-    /// A defrost invalidates every mapping of the page when its aged modification count
-    /// exceeds this, else only the remote mappings. Default 65536 (Table 3, psolu):
-    /// always only the remote ones.
-    #[field(min = -1, max = 65_536)]
+    /// trigger-method.
     pub trigger_method: i32,
 }
 
-impl Default for DunxConfig {
-    fn default() -> Self {
-        DunxConfig {
-            freeze_window_ns: 187_500_000,
-            recent_mod: 65_536,
-            scan_delay_ns: 10_000_000_000,
-            sample_passes: 0,
-            defrost_trigger: 1,
-            trigger_method: 65_536,
+const fn setting(
+    freeze_window_ns: u64,
+    recent_mod: i32,
+    scan_delay_ns: u64,
+    sample_passes: u32,
+    defrost_trigger: u32,
+    trigger_method: i32,
+) -> Setting {
+    Setting {
+        freeze_window: NsOrInf::Ns(freeze_window_ns),
+        recent_mod,
+        scan_delay: NsOrInf::Ns(scan_delay_ns),
+        sample_passes,
+        defrost_trigger,
+        trigger_method,
+    }
+}
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+/// The SOSP paper's general-purpose default setting (section 4.5): `larowe`'s defaults.
+pub const GENERAL_PURPOSE: Setting = setting(150 * MS, TWO_TO_16, 10 * S, 0, 1, TWO_TO_16);
+
+/// The named settings: Table 3's tuned setting of each application (tuned on the GP1000
+/// and used unchanged on the TC2000, section 3) and section 4.5's general-purpose one.
+pub const PRESETS: [(&str, &str, Setting); 7] = [
+    (
+        "gauss",
+        "SOSP 1991 Table 3, gauss: 125ms, 2^16, 1.5s, 0, 4, 2^16",
+        setting(125 * MS, TWO_TO_16, 1_500 * MS, 0, 4, TWO_TO_16),
+    ),
+    (
+        "hh3d",
+        "SOSP 1991 Table 3, hh3d: 312.5ms, 2^16, 10s, 0, 4, 2^16",
+        setting(312_500_000, TWO_TO_16, 10 * S, 0, 4, TWO_TO_16),
+    ),
+    (
+        "psolu",
+        "SOSP 1991 Table 3, psolu: 187.5ms, 2^16, 10s, 0, 1, 2^16 (dunx's defaults)",
+        setting(187_500_000, TWO_TO_16, 10 * S, 0, 1, TWO_TO_16),
+    ),
+    (
+        "hough",
+        "SOSP 1991 Table 3, hough: 31.25ms, 2^16, 10s, 0, 1, 2^16",
+        setting(31_250_000, TWO_TO_16, 10 * S, 0, 1, TWO_TO_16),
+    ),
+    (
+        "msort",
+        "SOSP 1991 Table 3, msort: 50ms, 0, 10s, 0, 0, 0",
+        setting(50 * MS, 0, 10 * S, 0, 0, 0),
+    ),
+    (
+        "wave",
+        "SOSP 1991 Table 3, wave: 250ms, 2^16, 10s, 10, 4, 2^16",
+        setting(250 * MS, TWO_TO_16, 10 * S, 10, 4, TWO_TO_16),
+    ),
+    (
+        "general-purpose",
+        "SOSP 1991 sec. 4.5, the default setting: 150ms, 2^16, 10s, 0, 1, 2^16 (larowe's defaults)",
+        GENERAL_PURPOSE,
+    ),
+];
+
+const PRESET_LINES: [(&str, &str); 7] = {
+    let mut out = [("", ""); 7];
+    let mut i = 0;
+    while i < PRESETS.len() {
+        out[i] = (PRESETS[i].0, PRESETS[i].1);
+        i += 1;
+    }
+    out
+};
+
+/// The named setting `name`.
+pub fn preset(name: &str) -> Option<Setting> {
+    PRESETS.iter().find(|p| p.0 == name).map(|p| p.2)
+}
+
+/// A registry name of the policy and its defaults.
+pub trait Flavor:
+    Clone + Copy + fmt::Debug + PartialEq + Eq + Default + Send + Sync + 'static
+{
+    /// The registry name.
+    const KIND: &'static str;
+    /// The one-line description.
+    const DESCRIPTION: &'static str;
+    /// The defaults.
+    const DEFAULTS: Setting;
+}
+
+/// `dunx`: psolu's setting as defaults (the PPoPP 1991 policy).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DunxKind;
+
+impl Flavor for DunxKind {
+    const KIND: &'static str = "dunx";
+    const DESCRIPTION: &'static str = "DUnX dynamic policy: remote/migrate/replicate at fault time, freeze within a window, per-node scanners defrost, phase-change hint (LaRowe, Wilkes & Ellis 1991); larowe with psolu's Table 3 setting as defaults";
+    const DEFAULTS: Setting = PRESETS[2].2;
+}
+
+/// `larowe`: the SOSP paper's general-purpose setting as defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaroweKind;
+
+impl Flavor for LaroweKind {
+    const KIND: &'static str = "larowe";
+    const DESCRIPTION: &'static str = "the six-parameter DUnX policy of LaRowe, Ellis & Kaplan (SOSP 1991) with its general-purpose defaults; preset = Table 3's tuned settings";
+    const DEFAULTS: Setting = GENERAL_PURPOSE;
+}
+
+/// Parameters of `dunx` and `larowe` (the kind decides the defaults: see the module
+/// documentation).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Fields)]
+#[serde(bound = "")]
+pub struct DunxParams<F: Flavor> {
+    /// A named setting the other fields start from (gauss, hh3d, psolu, hough, msort,
+    /// wave: SOSP 1991 Table 3; general-purpose: its sec. 4.5); fields given beside it
+    /// override it. Absent: the kind's defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// freeze-window: a fault on a remote page that migrated or had its replicas
+    /// invalidated less than this long ago maps it remotely and freezes it; "inf": a page
+    /// is invalidated once at most before it freezes. Default: larowe 150 ms, dunx
+    /// 187.5 ms.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    pub freeze_window_ns: NsOrInf,
+    /// recent-mod: a read fault migrates instead of replicating when the page's aged
+    /// modification count (16 bits, the newest scan interval the most significant)
+    /// exceeds this. Negative: never replicate; 65536 (2^16): replicate on every read
+    /// fault. Default 65536.
+    #[field(min = -65_536, max = 65_536)]
+    pub recent_mod: i32,
+    /// scan-delay: period of each node's page scanner; "inf": no scanners (nothing is
+    /// aged or defrosted). Default 10 s.
+    #[field(min = 1_000, max = crate::TIME_LIMIT, unit = "ns")]
+    pub scan_delay_ns: NsOrInf,
+    /// sample-passes: scanner passes that only collect reference samples before a pass
+    /// that also checks the frozen frames (0: every pass checks). Default 0.
+    #[field(min = 0, max = 1_000_000)]
+    pub sample_passes: u32,
+    /// defrost-trigger: checks in a row in which a frozen frame's remote samples were at
+    /// least its local ones before it is defrosted (0: at the first check). Default 1.
+    #[field(min = 0, max = 1_000_000)]
+    pub defrost_trigger: u32,
+    /// trigger-method: a defrost invalidates every mapping of the page when its aged
+    /// modification count exceeds this, else only the remote mappings. Negative: always
+    /// every mapping; 65536: always only the remote ones. Default 65536.
+    #[field(min = -65_536, max = 65_536)]
+    pub trigger_method: i32,
+    /// The registry name (not in files).
+    #[serde(skip)]
+    pub kind: PhantomData<F>,
+}
+
+/// `dunx`'s parameters.
+pub type DunxConfig = DunxParams<DunxKind>;
+/// `larowe`'s parameters.
+pub type LaroweConfig = DunxParams<LaroweKind>;
+
+impl<F: Flavor> DunxParams<F> {
+    /// The parameters holding `s`, without a preset name.
+    pub fn from_setting(s: Setting) -> Self {
+        DunxParams {
+            preset: None,
+            freeze_window_ns: s.freeze_window,
+            recent_mod: s.recent_mod,
+            scan_delay_ns: s.scan_delay,
+            sample_passes: s.sample_passes,
+            defrost_trigger: s.defrost_trigger,
+            trigger_method: s.trigger_method,
+            kind: PhantomData,
+        }
+    }
+
+    /// The named setting `name`, as a configuration naming it.
+    pub fn preset(name: &str) -> Option<Self> {
+        preset(name).map(|s| DunxParams {
+            preset: Some(name.to_string()),
+            ..Self::from_setting(s)
+        })
+    }
+
+    /// The six values.
+    pub fn setting(&self) -> Setting {
+        Setting {
+            freeze_window: self.freeze_window_ns,
+            recent_mod: self.recent_mod,
+            scan_delay: self.scan_delay_ns,
+            sample_passes: self.sample_passes,
+            defrost_trigger: self.defrost_trigger,
+            trigger_method: self.trigger_method,
         }
     }
 }
 
-impl crate::registry::Describe for DunxConfig {
-    const KIND: &'static str = "dunx";
-    const DESCRIPTION: &'static str = "DUnX dynamic policy: remote/migrate/replicate at fault time, freeze within a window, per-node scanners defrost, phase-change hint (LaRowe, Wilkes & Ellis 1991)";
+impl<F: Flavor> Default for DunxParams<F> {
+    fn default() -> Self {
+        Self::from_setting(F::DEFAULTS)
+    }
 }
 
-impl crate::policy::PolicyParams for DunxConfig {
+/// A preset's name, checked against the named settings where it is read (so the error
+/// names `policy.preset`).
+struct PresetName(String);
+
+impl<'de> Deserialize<'de> for PresetName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        if preset(&name).is_none() {
+            let known: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+            return Err(serde::de::Error::custom(format!(
+                "unknown preset `{name}`; known: {}",
+                known.join(", ")
+            )));
+        }
+        Ok(PresetName(name))
+    }
+}
+
+/// The table as written: any field may be absent.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    #[serde(default)]
+    preset: Option<PresetName>,
+    #[serde(default)]
+    freeze_window_ns: Option<NsOrInf>,
+    #[serde(default)]
+    recent_mod: Option<i32>,
+    #[serde(default)]
+    scan_delay_ns: Option<NsOrInf>,
+    #[serde(default)]
+    sample_passes: Option<u32>,
+    #[serde(default)]
+    defrost_trigger: Option<u32>,
+    #[serde(default)]
+    trigger_method: Option<i32>,
+}
+
+impl<'de, F: Flavor> Deserialize<'de> for DunxParams<F> {
+    /// The preset's setting (or the kind's defaults) under the fields written.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = Written::deserialize(d)?;
+        let mut c = match &w.preset {
+            Some(PresetName(name)) => Self::preset(name).unwrap_or_default(),
+            None => Self::default(),
+        };
+        if let Some(v) = w.freeze_window_ns {
+            c.freeze_window_ns = v;
+        }
+        if let Some(v) = w.recent_mod {
+            c.recent_mod = v;
+        }
+        if let Some(v) = w.scan_delay_ns {
+            c.scan_delay_ns = v;
+        }
+        if let Some(v) = w.sample_passes {
+            c.sample_passes = v;
+        }
+        if let Some(v) = w.defrost_trigger {
+            c.defrost_trigger = v;
+        }
+        if let Some(v) = w.trigger_method {
+            c.trigger_method = v;
+        }
+        Ok(c)
+    }
+}
+
+impl<F: Flavor> crate::registry::Describe for DunxParams<F> {
+    const KIND: &'static str = F::KIND;
+    const DESCRIPTION: &'static str = F::DESCRIPTION;
+    const PRESETS: &'static [(&'static str, &'static str)] = &PRESET_LINES;
+}
+
+impl<F: Flavor> crate::policy::PolicyParams for DunxParams<F> {
     fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
         Ok(Box::new(DunxPolicy::new(self.clone(), machine)?))
     }
 }
 
 inventory::submit!(crate::policy::PolicyEntry::of::<DunxConfig>());
+inventory::submit!(crate::policy::PolicyEntry::of::<LaroweConfig>());
 
 /// What DUnX keeps per page (the mechanism knows nothing of freezing or samples).
 #[derive(Clone, Copy, Debug, Default)]
@@ -120,7 +391,9 @@ struct PageMeta {
 /// The policy.
 #[derive(Debug)]
 pub struct DunxPolicy {
-    config: DunxConfig,
+    /// The registry name it was built under.
+    kind: &'static str,
+    config: Setting,
     nodes: u16,
     /// Per page, indexed by page number; sized in `init`.
     pages: Vec<PageMeta>,
@@ -133,11 +406,15 @@ pub struct DunxPolicy {
 }
 
 impl DunxPolicy {
-    /// A `dunx` policy for `machine`.
-    pub fn new(config: DunxConfig, machine: &Machine) -> Result<DunxPolicy, ConfigError> {
+    /// The policy with `config`'s setting for `machine`, its ranges checked first.
+    pub fn new<F: Flavor>(
+        config: DunxParams<F>,
+        machine: &Machine,
+    ) -> Result<DunxPolicy, ConfigError> {
         config.check_ranges("policy")?;
         Ok(DunxPolicy {
-            config,
+            kind: F::KIND,
+            config: config.setting(),
             nodes: machine.nodes() as u16,
             pages: Vec::new(),
             passes: vec![0; machine.nodes()],
@@ -168,7 +445,7 @@ impl DunxPolicy {
 
     fn recently_invalidated(&self, now: Ns, vpn: Vpn) -> bool {
         match self.pages[vpn.idx()].last_invalidation {
-            Some(at) => (now - at).0 < self.config.freeze_window_ns,
+            Some(at) => self.config.freeze_window.exceeds((now - at).0),
             None => false,
         }
     }
@@ -352,7 +629,7 @@ fn remote_mappings(ctx: &dyn Mm, vpn: Vpn) -> NodeSet {
 
 impl Policy for DunxPolicy {
     fn name(&self) -> &'static str {
-        "dunx"
+        self.kind
     }
 
     fn history(&self) -> HistoryMode {
@@ -397,19 +674,26 @@ impl Policy for DunxPolicy {
     }
 
     fn daemons(&self, machine: &Machine) -> Vec<DaemonSpec> {
+        // scan-delay = infinity: no scanners at all.
+        let Some(delay) = self.config.scan_delay.finite() else {
+            return Vec::new();
+        };
         // A memory-only node's scanner runs on the nearest node with processors.
         (0..self.nodes)
             .map(|n| DaemonSpec {
                 name: format!("scanner-{n}"),
                 placement: DaemonPlacement::StealOn(machine.nearest_with_procs(NodeId(n))),
-                first_wake: Ns(self.config.scan_delay_ns),
+                first_wake: Ns(delay),
             })
             .collect()
     }
 
     fn on_daemon(&mut self, ctx: &mut dyn Mm, id: usize) -> DaemonNext {
+        let Some(delay) = self.config.scan_delay.finite() else {
+            return DaemonNext::Stop;
+        };
         self.scan(ctx, NodeId(id as u16));
-        DaemonNext::After(Ns(self.config.scan_delay_ns))
+        DaemonNext::After(Ns(delay))
     }
 
     fn on_phase_hint(&mut self, ctx: &mut dyn Mm, _thread: ThreadId) {

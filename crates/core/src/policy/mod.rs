@@ -25,7 +25,7 @@ use crate::registry::{Component, Describe, Meta, Params};
 use crate::stats::Counter;
 use crate::types::{NodeId, Ns, ProcId, ThreadId, Vpn};
 
-pub use dunx::{DunxConfig, DunxPolicy};
+pub use dunx::{DunxConfig, DunxPolicy, LaroweConfig};
 pub use foresight::{Foresight, ForesightConfig};
 pub use holliday_daemon::{HollidayConfig, HollidayDaemon};
 pub use platinum::{PlatinumConfig, PlatinumPolicy};

@@ -11,8 +11,8 @@ const SCAN: u64 = 1_000_000;
 
 fn config() -> DunxConfig {
     DunxConfig {
-        freeze_window_ns: WINDOW,
-        scan_delay_ns: SCAN,
+        freeze_window_ns: NsOrInf::Ns(WINDOW),
+        scan_delay_ns: NsOrInf::Ns(SCAN),
         ..DunxConfig::default()
     }
 }
@@ -446,14 +446,14 @@ fn bad_parameters_are_refused_naming_the_field() {
         (
             "policy.scan_delay_ns",
             DunxConfig {
-                scan_delay_ns: 0,
+                scan_delay_ns: NsOrInf::Ns(0),
                 ..config()
             },
         ),
         (
             "policy.recent_mod",
             DunxConfig {
-                recent_mod: -2,
+                recent_mod: -65_537,
                 ..config()
             },
         ),
@@ -469,4 +469,512 @@ fn bad_parameters_are_refused_naming_the_field() {
         let e = DunxPolicy::new(cfg, &machine).expect_err("refused");
         assert!(e.to_string().contains(field), "{field}: {e}");
     }
+}
+
+// ---- The six parameters' boundary values (SOSP 1991, section 2) ----
+
+/// Page 0 on node 0 with the largest aged modification count (written in each of the
+/// last 16 scan intervals): 65535.
+fn on_node0_always_written(rec: &mut Recording) {
+    on_node0(rec);
+    for _ in 0..16 {
+        rec.mark_written_since_age(Vpn(0));
+        rec.age_modifications(Vpn(0));
+    }
+    assert_eq!(rec.page(Vpn(0)).mod_history >> 16, 0xffff);
+    rec.clear();
+}
+
+#[test]
+fn any_negative_recent_mod_never_replicates_even_a_page_never_written() {
+    for recent_mod in [-1, -7, -65_536] {
+        let cfg = DunxConfig {
+            recent_mod,
+            ..config()
+        };
+        let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+        on_node0(&mut rec);
+        assert_eq!(rec.page(Vpn(0)).mod_history >> 16, 0, "never aged in");
+        rec.clear();
+        fault(&mut policy, &mut rec, 1, 0, false);
+        assert!(
+            rec.actions().contains(&Action::Migrate(Vpn(0), NodeId(1))),
+            "recent_mod {recent_mod}"
+        );
+        assert!(!rec
+            .actions()
+            .iter()
+            .any(|a| matches!(a, Action::Replicate(..))));
+        assert_eq!(rec.page(Vpn(0)).copies, NodeSet::single(NodeId(1)));
+    }
+}
+
+#[test]
+fn recent_mod_two_to_the_sixteen_replicates_on_a_read_fault_whatever_the_modifications() {
+    let cfg = DunxConfig {
+        recent_mod: TWO_TO_16,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    on_node0_always_written(&mut rec);
+    fault(&mut policy, &mut rec, 1, 0, false);
+    assert_eq!(
+        rec.actions(),
+        [
+            Action::Replicate(Vpn(0), NodeId(1)),
+            Action::MapTo(Vpn(0), NodeId(1), NodeId(1), Access::Read),
+        ]
+    );
+}
+
+#[test]
+fn recent_mod_just_below_the_count_migrates_and_at_the_count_replicates() {
+    for (recent_mod, migrates) in [(0xfffe, true), (0xffff, false)] {
+        let cfg = DunxConfig {
+            recent_mod,
+            ..config()
+        };
+        let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+        on_node0_always_written(&mut rec);
+        fault(&mut policy, &mut rec, 1, 0, false);
+        assert_eq!(
+            rec.actions().contains(&Action::Migrate(Vpn(0), NodeId(1))),
+            migrates,
+            "recent_mod {recent_mod}: the count must exceed it"
+        );
+    }
+}
+
+#[test]
+fn a_write_fault_migrates_whatever_recent_mod_says() {
+    let cfg = DunxConfig {
+        recent_mod: TWO_TO_16,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    on_node0(&mut rec);
+    rec.clear();
+    fault(&mut policy, &mut rec, 1, 0, true);
+    assert!(rec.actions().contains(&Action::Migrate(Vpn(0), NodeId(1))));
+}
+
+#[test]
+fn freeze_window_zero_never_freezes() {
+    let cfg = DunxConfig {
+        freeze_window_ns: NsOrInf::Ns(0),
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    migrated_at(&mut policy, &mut rec, 1_000);
+    fault(&mut policy, &mut rec, 0, 0, true); // at the same instant
+    assert!(!policy.is_frozen(Vpn(0)));
+    assert_eq!(rec.page(Vpn(0)).copies, NodeSet::single(NodeId(0)));
+}
+
+#[test]
+fn an_infinite_freeze_window_freezes_a_page_invalidated_however_long_ago() {
+    let cfg = DunxConfig {
+        freeze_window_ns: NsOrInf::Inf,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    migrated_at(&mut policy, &mut rec, 1_000);
+    rec.now = Ns(crate::TIME_LIMIT - 1);
+    fault(&mut policy, &mut rec, 0, 0, true);
+    assert!(policy.is_frozen(Vpn(0)));
+    assert_eq!(rec.page(Vpn(0)).copies, NodeSet::single(NodeId(1)));
+}
+
+#[test]
+fn an_infinite_scan_delay_runs_no_scanner_at_all() {
+    let cfg = DunxConfig {
+        scan_delay_ns: NsOrInf::Inf,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(3, 8, 1, cfg);
+    assert!(policy.daemons(rec.machine()).is_empty());
+    // Even if asked, a scanner does nothing and stops.
+    frozen(&mut policy, &mut rec);
+    rec.history_mut().record(Vpn(0), NodeId(0), 1);
+    assert_eq!(scan(&mut policy, &mut rec, 1, SCAN), DaemonNext::Stop);
+    assert_eq!(rec.actions(), []);
+    assert!(policy.is_frozen(Vpn(0)));
+}
+
+#[test]
+fn defrost_trigger_zero_defrosts_at_the_first_check_even_when_local_use_dominates() {
+    let cfg = DunxConfig {
+        defrost_trigger: 0,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    frozen(&mut policy, &mut rec); // home node 1
+    rec.history_mut().record(Vpn(0), NodeId(1), 1); // local samples only
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert!(!policy.is_frozen(Vpn(0)));
+    assert!(rec.actions().contains(&Action::Thaw(Vpn(0))));
+}
+
+#[test]
+fn defrost_trigger_one_needs_one_check_with_remote_at_least_local() {
+    let cfg = DunxConfig {
+        defrost_trigger: 1,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    frozen(&mut policy, &mut rec);
+    rec.history_mut().record(Vpn(0), NodeId(1), 1);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert!(policy.is_frozen(Vpn(0)), "local > remote: no success");
+    rec.history_mut().record(Vpn(0), NodeId(0), 1);
+    scan(&mut policy, &mut rec, 1, 2 * SCAN);
+    assert!(!policy.is_frozen(Vpn(0)));
+}
+
+#[test]
+fn sample_passes_collect_that_many_passes_then_check_the_samples_of_all_of_them() {
+    let cfg = DunxConfig {
+        sample_passes: 2,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    frozen(&mut policy, &mut rec); // home node 1
+                                   // Pass 1: one remote sample; pass 2: one local; pass 3 (the check): one local. The
+                                   // check sees remote 1 < local 2 over the three passes: no success.
+    rec.history_mut().record(Vpn(0), NodeId(0), 1);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    rec.history_mut().record(Vpn(0), NodeId(1), 1);
+    scan(&mut policy, &mut rec, 1, 2 * SCAN);
+    assert!(policy.is_frozen(Vpn(0)), "two passes only collect");
+    assert_eq!(policy.successes(Vpn(0)), 0);
+    rec.history_mut().record(Vpn(0), NodeId(1), 1);
+    scan(&mut policy, &mut rec, 1, 3 * SCAN);
+    assert!(policy.is_frozen(Vpn(0)));
+    assert_eq!(policy.successes(Vpn(0)), 0, "remote 1 < local 2");
+    // The next round: remote samples in each of its three passes, none local.
+    for k in 4..=6 {
+        rec.history_mut().record(Vpn(0), NodeId(0), 1);
+        scan(&mut policy, &mut rec, 1, k * SCAN);
+        assert_eq!(policy.is_frozen(Vpn(0)), k < 6, "pass {k}");
+    }
+}
+
+/// Page 0 frozen on node 1, mapped there locally and by node 0 remotely, written in the
+/// last scan interval (aged count 0x8000 after the scanner's pass), and referenced
+/// remotely so the scanner's next check defrosts it.
+fn frozen_written_and_shared(policy: &mut DunxPolicy, rec: &mut Recording) {
+    frozen(policy, rec);
+    rec.map_to(Vpn(0), NodeId(1), NodeId(1), Access::Write)
+        .unwrap();
+    rec.mark_written_since_age(Vpn(0));
+    rec.history_mut().record(Vpn(0), NodeId(0), 1);
+    rec.clear();
+}
+
+#[test]
+fn trigger_method_two_to_the_sixteen_invalidates_only_the_remote_mappings_of_a_written_page() {
+    let cfg = DunxConfig {
+        trigger_method: TWO_TO_16,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    frozen_written_and_shared(&mut policy, &mut rec);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert!(rec.actions().contains(&Action::InvalidateMappings(
+        Vpn(0),
+        NodeSet::single(NodeId(0))
+    )));
+    assert_eq!(rec.mapping(Vpn(0), NodeId(0)), Mapping::default());
+    assert_eq!(rec.mapping(Vpn(0), NodeId(1)), mapped(1, Access::Write));
+    assert!(!policy.is_frozen(Vpn(0)));
+}
+
+#[test]
+fn trigger_method_below_the_aged_count_invalidates_every_mapping() {
+    for trigger_method in [0, 0x7fff] {
+        let cfg = DunxConfig {
+            trigger_method,
+            ..config()
+        };
+        let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+        frozen_written_and_shared(&mut policy, &mut rec);
+        scan(&mut policy, &mut rec, 1, SCAN);
+        assert!(rec.actions().contains(&Action::InvalidateMappings(
+            Vpn(0),
+            NodeSet::from_bits(0b11)
+        )));
+        assert_eq!(rec.page(Vpn(0)).mapped, NodeSet::EMPTY);
+    }
+    // At the count itself (0x8000, not exceeded): only the remote ones.
+    let cfg = DunxConfig {
+        trigger_method: 0x8000,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    frozen_written_and_shared(&mut policy, &mut rec);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert_eq!(rec.mapping(Vpn(0), NodeId(1)), mapped(1, Access::Write));
+}
+
+#[test]
+fn a_negative_trigger_method_invalidates_every_mapping_of_a_page_never_written() {
+    let cfg = DunxConfig {
+        trigger_method: -1,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    frozen(&mut policy, &mut rec);
+    rec.map_to(Vpn(0), NodeId(1), NodeId(1), Access::Read)
+        .unwrap();
+    rec.history_mut().record(Vpn(0), NodeId(0), 1);
+    rec.clear();
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert_eq!(rec.page(Vpn(0)).mod_history >> 16, 0);
+    assert_eq!(rec.page(Vpn(0)).mapped, NodeSet::EMPTY);
+}
+
+// ---- Registry names, defaults and presets ----
+
+fn parse(v: serde_json::Value) -> Result<crate::policy::PolicyConfig, String> {
+    serde_json::from_value(v).map_err(|e| e.to_string())
+}
+
+#[test]
+fn larowe_defaults_are_the_sosp_general_purpose_setting_and_dunx_keeps_psolus() {
+    let l = LaroweConfig::default();
+    assert_eq!(l.freeze_window_ns, NsOrInf::Ns(150_000_000));
+    assert_eq!(l.recent_mod, 1 << 16);
+    assert_eq!(l.scan_delay_ns, NsOrInf::Ns(10_000_000_000));
+    assert_eq!(l.sample_passes, 0);
+    assert_eq!(l.defrost_trigger, 1);
+    assert_eq!(l.trigger_method, 1 << 16);
+    let d = DunxConfig::default();
+    assert_eq!(d.freeze_window_ns, NsOrInf::Ns(187_500_000));
+    assert_eq!(d.setting(), preset("psolu").unwrap());
+    let p = parse(serde_json::json!({"kind": "larowe"})).unwrap();
+    assert_eq!(p.get::<LaroweConfig>(), Some(&l));
+    assert_eq!(p.presets().len(), PRESETS.len());
+}
+
+#[test]
+fn both_names_build_one_policy_reporting_its_own_name() {
+    let machine = Machine::new(test_machine_config(2)).unwrap();
+    for (kind, cfg) in [
+        (
+            "dunx",
+            crate::policy::PolicyConfig::from(DunxConfig::default()),
+        ),
+        ("larowe", LaroweConfig::default().into()),
+    ] {
+        assert_eq!(cfg.kind(), kind);
+        assert_eq!(cfg.build(&machine).unwrap().name(), kind);
+    }
+}
+
+#[test]
+fn the_named_presets_load_with_table_3s_values() {
+    const MS: u64 = 1_000_000;
+    // SOSP 1991 Table 3 (freeze-window, recent-mod, scan-delay, sample-passes,
+    // defrost-trigger, trigger-method) and sec. 4.5's default setting.
+    let table3: [(&str, u64, i32, u64, u32, u32, i32); 7] = [
+        ("gauss", 125 * MS, 65_536, 1_500 * MS, 0, 4, 65_536),
+        ("hh3d", 312_500_000, 65_536, 10_000 * MS, 0, 4, 65_536),
+        ("psolu", 187_500_000, 65_536, 10_000 * MS, 0, 1, 65_536),
+        ("hough", 31_250_000, 65_536, 10_000 * MS, 0, 1, 65_536),
+        ("msort", 50 * MS, 0, 10_000 * MS, 0, 0, 0),
+        ("wave", 250 * MS, 65_536, 10_000 * MS, 10, 4, 65_536),
+        (
+            "general-purpose",
+            150 * MS,
+            65_536,
+            10_000 * MS,
+            0,
+            1,
+            65_536,
+        ),
+    ];
+    assert_eq!(PRESETS.len(), table3.len());
+    for (name, fw, rm, sd, sp, dt, tm) in table3 {
+        for kind in ["larowe", "dunx"] {
+            let p = parse(serde_json::json!({"kind": kind, "preset": name})).unwrap();
+            let s = match kind {
+                "larowe" => p.get::<LaroweConfig>().unwrap().setting(),
+                _ => p.get::<DunxConfig>().unwrap().setting(),
+            };
+            let want = Setting {
+                freeze_window: NsOrInf::Ns(fw),
+                recent_mod: rm,
+                scan_delay: NsOrInf::Ns(sd),
+                sample_passes: sp,
+                defrost_trigger: dt,
+                trigger_method: tm,
+            };
+            assert_eq!(s, want, "{kind} preset {name}");
+        }
+    }
+}
+
+#[test]
+fn fields_beside_a_preset_override_it_and_the_record_reads_back_the_same() {
+    let p = parse(serde_json::json!({
+        "kind": "larowe", "preset": "wave", "freeze_window_ns": 100_000_000_u64,
+        "scan_delay_ns": "inf"
+    }))
+    .unwrap();
+    let c = p.get::<LaroweConfig>().unwrap();
+    assert_eq!(c.preset.as_deref(), Some("wave"));
+    assert_eq!(c.freeze_window_ns, NsOrInf::Ns(100_000_000));
+    assert_eq!(c.scan_delay_ns, NsOrInf::Inf);
+    assert_eq!(c.sample_passes, 10, "the rest is wave's");
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["scan_delay_ns"], "inf");
+    assert_eq!(parse(json).unwrap(), p);
+}
+
+#[test]
+fn integers_and_every_spelling_of_infinity_are_read_where_the_paper_allows_infinity() {
+    for v in [
+        serde_json::json!("inf"),
+        serde_json::json!("infinity"),
+        serde_json::json!("Inf"),
+    ] {
+        for field in ["scan_delay_ns", "freeze_window_ns"] {
+            let p = parse(serde_json::json!({"kind": "larowe", field: v.clone()})).unwrap();
+            let s = p.get::<LaroweConfig>().unwrap().setting();
+            let got = if field == "scan_delay_ns" {
+                s.scan_delay
+            } else {
+                s.freeze_window
+            };
+            assert_eq!(got, NsOrInf::Inf, "{field} = {v}");
+        }
+    }
+    let p =
+        parse(serde_json::json!({"kind": "larowe", "scan_delay_ns": 2_000_000_000_u64})).unwrap();
+    assert_eq!(
+        p.get::<LaroweConfig>().unwrap().scan_delay_ns,
+        NsOrInf::Ns(2_000_000_000)
+    );
+}
+
+#[test]
+fn unreadable_values_and_unknown_presets_are_refused() {
+    for (v, needle) in [
+        (
+            serde_json::json!({"kind": "larowe", "preset": "nope"}),
+            "unknown preset `nope`",
+        ),
+        (
+            serde_json::json!({"kind": "larowe", "scan_delay_ns": -5}),
+            "negative",
+        ),
+        (
+            serde_json::json!({"kind": "larowe", "scan_delay_ns": "never"}),
+            "`never`",
+        ),
+        (
+            serde_json::json!({"kind": "larowe", "freeze_window_ns": 1.5}),
+            "1.5",
+        ),
+        (
+            serde_json::json!({"kind": "larowe", "recent_mod": "inf"}),
+            "expected i32",
+        ),
+        (
+            serde_json::json!({"kind": "larowe", "freeze_window": 5}),
+            "unknown field",
+        ),
+    ] {
+        let e = parse(v.clone()).expect_err("refused");
+        assert!(e.contains(needle), "{v}: {e}");
+    }
+}
+
+#[test]
+fn every_parameter_out_of_range_is_refused_naming_it() {
+    let machine = Machine::new(test_machine_config(2)).unwrap();
+    let base = LaroweConfig::default;
+    let cases: [(&str, LaroweConfig); 9] = [
+        (
+            "policy.freeze_window_ns",
+            LaroweConfig {
+                freeze_window_ns: NsOrInf::Ns(crate::TIME_LIMIT + 1),
+                ..base()
+            },
+        ),
+        (
+            "policy.recent_mod",
+            LaroweConfig {
+                recent_mod: -65_537,
+                ..base()
+            },
+        ),
+        (
+            "policy.recent_mod",
+            LaroweConfig {
+                recent_mod: 65_537,
+                ..base()
+            },
+        ),
+        (
+            "policy.scan_delay_ns",
+            LaroweConfig {
+                scan_delay_ns: NsOrInf::Ns(999),
+                ..base()
+            },
+        ),
+        (
+            "policy.scan_delay_ns",
+            LaroweConfig {
+                scan_delay_ns: NsOrInf::Ns(crate::TIME_LIMIT + 1),
+                ..base()
+            },
+        ),
+        (
+            "policy.sample_passes",
+            LaroweConfig {
+                sample_passes: 1_000_001,
+                ..base()
+            },
+        ),
+        (
+            "policy.defrost_trigger",
+            LaroweConfig {
+                defrost_trigger: 1_000_001,
+                ..base()
+            },
+        ),
+        (
+            "policy.trigger_method",
+            LaroweConfig {
+                trigger_method: -65_537,
+                ..base()
+            },
+        ),
+        (
+            "policy.trigger_method",
+            LaroweConfig {
+                trigger_method: 65_537,
+                ..base()
+            },
+        ),
+    ];
+    for (field, cfg) in cases {
+        let e = crate::policy::PolicyConfig::from(cfg)
+            .build(&machine)
+            .err()
+            .expect("refused");
+        assert_eq!(e.field, field, "{e}");
+    }
+    // The extremes the paper allows are accepted.
+    let edge = LaroweConfig {
+        freeze_window_ns: NsOrInf::Inf,
+        recent_mod: -65_536,
+        scan_delay_ns: NsOrInf::Inf,
+        trigger_method: 65_536,
+        ..base()
+    };
+    assert!(crate::policy::PolicyConfig::from(edge)
+        .build(&machine)
+        .is_ok());
 }
