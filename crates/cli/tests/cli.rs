@@ -282,6 +282,24 @@ fn breakeven_prints_table_one_and_larowes_counts() {
 }
 
 #[test]
+fn breakeven_with_figure_6s_operation_delays_prints_the_papers_counts() {
+    for (k, a) in ["666.7", "956.5", "1246.4", "1536.2", "1826.1"]
+        .iter()
+        .enumerate()
+    {
+        let set = format!("costs.operation_delay_ns={}", 2_000_000 * k);
+        let o = numaplace(&["breakeven", "--machine", "gp1000", "--set", &set]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.contains(&format!("pays above {a} references")),
+            "{set}: {text}"
+        );
+        assert_eq!(text.contains("operation delay"), k > 0, "{text}");
+    }
+}
+
+#[test]
 fn breakeven_with_an_unknown_machine_is_a_user_error() {
     let o = numaplace(&["breakeven", "--machine", "nope"]);
     assert_user_error(&o, &["nope"]);

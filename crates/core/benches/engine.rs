@@ -37,6 +37,7 @@ fn machine(page: u64) -> MachineConfig {
             module_service_ns: 320,
             remote_module_service_ns: None,
             switch_service_ns: 0,
+            operation_delay_ns: 0,
         },
         variation: Default::default(),
         contention: false,

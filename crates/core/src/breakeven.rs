@@ -12,6 +12,8 @@
 //! LaRowe §3: a processor making `a` references pays `a t_l + M < a t_r` to migrate, so the
 //! break-even count is `M / (t_r − t_l)`; replication pays when `a t_c + R < a t_r`, with
 //! `t_c` the cached read time on machines that cache replicated pages (else `t_l`).
+//! `machine.costs.operation_delay_ns` (the paper's slowed systems of Figure 6) is part of
+//! `M`, `R` and `F`.
 
 use crate::machine::Machine;
 use serde::{Deserialize, Serialize};
@@ -31,7 +33,7 @@ pub struct MigrationCoefficients {
     /// `T_b`: copying one word in a page migration (ns).
     pub t_block_ns: f64,
     /// `F`: the fixed overhead of a migration (ns): the fault plus the migration's fixed
-    /// part (about 0.48 ms on the Butterfly Plus, §4.1).
+    /// part and any operation delay (about 0.48 ms on the Butterfly Plus, §4.1).
     pub fixed_ns: f64,
     /// `A = F / (T_r − T_l)`, the numerator constant (107 in the paper).
     pub numerator: f64,
@@ -48,7 +50,7 @@ impl MigrationCoefficients {
             return None;
         }
         let tb = c.block_transfer_per_word_ns as f64;
-        let f = (c.page_fault_ns + c.migrate_fixed_ns) as f64;
+        let f = (c.page_fault_ns + c.migrate_fixed_ns + c.operation_delay_ns) as f64;
         Some(MigrationCoefficients {
             t_local_ns: tl,
             t_remote_ns: tr,
@@ -176,6 +178,7 @@ mod tests {
             module_service_ns: 320,
             remote_module_service_ns: None,
             switch_service_ns: 0,
+            operation_delay_ns: 0,
         }
     }
 

@@ -96,6 +96,13 @@ pub struct Costs {
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub switch_service_ns: u64,
+    /// A fixed delay added to every page migration, replication and coherency fault
+    /// (ns), the memory references unchanged: the hypothetical slowed systems of LaRowe,
+    /// Ellis & Kaplan (SOSP 1991, sec. 4.2, Figure 6), where steps of 2 ms on the GP1000
+    /// give the break-even counts 666, 956, 1246, 1536 and 1826. 0: none.
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub operation_delay_ns: u64,
 }
 
 /// A machine as configured: the data of a preset with any overrides applied.
@@ -491,14 +498,26 @@ impl Machine {
             .saturating_mul(self.config.costs.block_transfer_per_word_ns))
     }
 
-    /// Full cost of migrating one page, without shootdowns: fixed part + block transfer.
+    /// Full cost of migrating one page, without shootdowns: fixed part + operation delay
+    /// + block transfer.
     pub fn migration_cost(&self) -> Ns {
-        Ns(self.config.costs.migrate_fixed_ns) + self.page_transfer()
+        let c = &self.config.costs;
+        Ns(c.migrate_fixed_ns.saturating_add(c.operation_delay_ns)) + self.page_transfer()
     }
 
-    /// Full cost of replicating one page, without shootdowns: fixed part + block transfer.
+    /// Full cost of replicating one page, without shootdowns: fixed part + operation
+    /// delay + block transfer.
     pub fn replication_cost(&self) -> Ns {
-        Ns(self.config.costs.replicate_fixed_ns) + self.page_transfer()
+        let c = &self.config.costs;
+        Ns(c.replicate_fixed_ns.saturating_add(c.operation_delay_ns)) + self.page_transfer()
+    }
+
+    /// Fixed cost of a coherency fault, before its per-copy part and shootdowns: fixed
+    /// part + operation delay.
+    pub fn coherency_fault_fixed(&self) -> Ns {
+        let c = &self.config.costs;
+        Ns(c.coherency_fault_fixed_ns
+            .saturating_add(c.operation_delay_ns))
     }
 
     /// The ratio of the reference remote read cost to the local read cost.

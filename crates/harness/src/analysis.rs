@@ -193,6 +193,14 @@ pub fn breakeven_text(
             .unwrap_or_else(|| "no number of".into()),
         if l.cached { "t_cached" } else { "t_l" }
     );
+    let delay = m.costs().operation_delay_ns;
+    if delay > 0 {
+        let _ = writeln!(
+            o,
+            "  (M and R include the operation delay of {:.3} ms: costs.operation_delay_ns)",
+            delay as f64 / 1e6
+        );
+    }
     Ok(o)
 }
 

@@ -47,7 +47,7 @@ impl CostModel {
             cached_read: c.cached_read_ns,
             migrate: machine.migration_cost().0,
             replicate: machine.replication_cost().0,
-            coherency_fixed: c.coherency_fault_fixed_ns,
+            coherency_fixed: machine.coherency_fault_fixed().0,
             coherency_per_copy: c.coherency_per_copy_ns,
             distance,
         }

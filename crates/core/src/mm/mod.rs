@@ -302,6 +302,7 @@ pub fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
             module_service_ns: 10,
             remote_module_service_ns: None,
             switch_service_ns: 0,
+            operation_delay_ns: 0,
         },
         variation: Default::default(),
         contention: false,

@@ -229,7 +229,8 @@ impl Mm for SimMm<'_> {
         if let Some(c) = self.counters.as_deref_mut() {
             c.reset(vpn);
         }
-        self.cost += Ns(self.machine.costs().migrate_fixed_ns);
+        let c = self.machine.costs();
+        self.cost += Ns(c.migrate_fixed_ns.saturating_add(c.operation_delay_ns));
         let t = self.block_transfer(from, to);
         self.cost += t;
         // Every mapping is redirected to the moved copy (a single copy's mappings reach
@@ -262,7 +263,8 @@ impl Mm for SimMm<'_> {
             return Err(ActionError::NoFrame(to));
         }
         self.restrict_to_read(vpn);
-        self.cost += Ns(self.machine.costs().replicate_fixed_ns);
+        let c = self.machine.costs();
+        self.cost += Ns(c.replicate_fixed_ns.saturating_add(c.operation_delay_ns));
         let t = self.block_transfer(src, to);
         self.cost += t;
         self.mem.add_copy(vpn, to);
@@ -297,9 +299,8 @@ impl Mm for SimMm<'_> {
             self.mem.release_frame(d);
         }
         let c = self.machine.costs();
-        self.cost += Ns(c
-            .coherency_fault_fixed_ns
-            .saturating_add(c.coherency_per_copy_ns.saturating_mul(dropped.len() as u64)));
+        self.cost += self.machine.coherency_fault_fixed()
+            + Ns(c.coherency_per_copy_ns.saturating_mul(dropped.len() as u64));
         self.charge_shootdowns(stale);
         self.mem.keep_only(vpn, keep);
         if let Some(c) = self.caches.as_deref_mut() {

@@ -443,6 +443,7 @@ mod tests {
                 module_service_ns: 1,
                 remote_module_service_ns: None,
                 switch_service_ns: 0,
+                operation_delay_ns: 0,
             },
             variation: Default::default(),
             contention: false,
