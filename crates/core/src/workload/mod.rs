@@ -9,6 +9,7 @@ pub mod background;
 pub mod backprop;
 pub mod gauss;
 pub mod gups;
+pub mod hough;
 pub mod jacobi;
 pub mod matvec;
 pub mod matvec_sparse;
@@ -24,6 +25,7 @@ pub mod nas_sp;
 pub mod pair_rows;
 pub mod psolu;
 pub mod surface_wave;
+pub mod wave;
 
 use crate::error::ConfigError;
 use crate::estimate::Footprint;
@@ -35,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 pub use backprop::BackpropConfig;
 pub use gauss::GaussConfig;
+pub use hough::HoughConfig;
 pub use jacobi::{CheckerReads, JacobiConfig, PageLayout};
 pub use matvec::MatvecConfig;
 pub use matvec_sparse::{MatvecSparseConfig, SparseRows};
@@ -42,6 +45,7 @@ pub use matvec_synthetic::MatvecSyntheticConfig;
 pub use msort::MsortConfig;
 pub use psolu::{PsoluConfig, PsoluVariant};
 pub use surface_wave::SurfaceWaveConfig;
+pub use wave::WaveConfig;
 
 /// One operation of a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -610,6 +614,51 @@ pub(crate) fn hints_by_first_byte(
     owner: impl Fn(u64) -> Option<u32>,
 ) -> Vec<Option<u32>> {
     (0..pages).map(|p| owner(p * page_size)).collect()
+}
+
+/// A run of `workload` under `larowe`'s defaults on a small machine with the GP1000's
+/// costs (Table 2 of LaRowe, Ellis & Kaplan 1991) and 4 nodes of 1024 4 KB frames.
+#[cfg(test)]
+pub(crate) fn gp1000_like_run(workload: WorkloadConfig) -> crate::stats::Stats {
+    use crate::machine::{Costs, MachineConfig, Topology};
+    let machine = MachineConfig {
+        preset: "gp1000-like".into(),
+        description: String::new(),
+        nodes: 4,
+        procs_per_node: 1,
+        frames_per_node: 1024,
+        node_frames: Vec::new(),
+        memory_only_nodes: 0,
+        page_size_bytes: 4096,
+        word_size_bytes: 4,
+        topology: Topology::Uniform,
+        costs: Costs {
+            local_read_ns: 600,
+            local_write_ns: 600,
+            remote_read_ns: 7500,
+            remote_write_ns: 7500,
+            cached_read_ns: None,
+            page_fault_ns: 0,
+            migrate_fixed_ns: 4_500_000,
+            replicate_fixed_ns: 4_600_000,
+            block_transfer_per_word_ns: 0,
+            coherency_fault_fixed_ns: 2_100_000,
+            coherency_per_copy_ns: 0,
+            shootdown_per_node_ns: 0,
+            pte_lock_ns: 15_000,
+            pte_examine_ns: 15_000,
+            module_service_ns: 600,
+            remote_module_service_ns: Some(600),
+            switch_service_ns: 2000,
+            operation_delay_ns: 0,
+        },
+        variation: Default::default(),
+        contention: true,
+        cache: Default::default(),
+    };
+    let mut run = crate::RunConfig::of(machine, workload);
+    run.policy = crate::policy::PolicyConfig::default_of("larowe").expect("larowe registered");
+    run.run().expect("the run completes")
 }
 
 #[cfg(test)]

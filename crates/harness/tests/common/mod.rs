@@ -8,6 +8,8 @@ pub fn small(kind: &str) -> Vec<String> {
         "matvec-sparse" => &["workload.matrix=\"pores-1\""],
         "surface-wave" => &["workload.total_ms=500"],
         "gauss" => &["workload.n=96"],
+        "hough" => &["workload.n=64", "workload.angles=32"],
+        "wave" => &["workload.n=64", "workload.steps=4"],
         "msort" => &["workload.n=4096"],
         "backprop" => &["workload.epochs=1"],
         "psolu" => &["workload.grid=16", "workload.tolerance_digits=3"],
