@@ -43,15 +43,16 @@
 //!   thread still reads the blocks of the others remotely: a cheap static placement, not
 //!   the best one (replicating the image would be).
 //!
-//! Sizes (chosen, not from the paper): a 1024 x 1024 image (1 MB, 256 pages: a replica
-//! fits in a quarter of a GP1000 node's 4 MB) with 10% edge points and 360 angles
-//! (half-degree steps) take about 95 s of simulated time on the `gp1000` preset under
-//! `larowe`'s defaults, Table 4's 100-101 s. Compute costs are estimates for the MC68020
-//! at 16.67 MHz (the paper gives none): 2 us per pixel tested (load, compare, branch,
-//! loop overhead, about 35 clocks), 10 us per vote (rho = x cos + y sin in fixed point
-//! from tables: two 32-bit multiplies of about 44 clocks each, the add, shift, bounds and
-//! address arithmetic, about 165 clocks; the counter's read and write are simulated), and
-//! the pixel cost again per bin compared in the merge.
+//! Sizes (chosen, not from the paper): a 1024 x 1024 image (1 MB, 256 pages: a replica fits
+//! in a quarter of a GP1000 node's 4 MB) with 10% edge points and 360 angles (half-degree
+//! steps) take about 95 s of simulated time on the `gp1000` preset under `larowe`'s
+//! defaults, near Table 4's 100-101 s (static first-touch placement: `uma` about 768 s, the
+//! image on the main thread's node; `numa` about 351 s). Compute costs are estimates for
+//! the MC68020 at 16.67 MHz (the paper gives none): 2 us per pixel tested (load, compare,
+//! branch, loop overhead, about 35 clocks), 10 us per vote (rho = x cos + y sin in fixed
+//! point from tables: two 32-bit multiplies of about 44 clocks each, the add, shift, bounds
+//! and address arithmetic, about 165 clocks; the counter's read and write are simulated),
+//! and the pixel cost again per bin compared in the merge.
 
 use super::{thread_count, Emitter, Op, Program, Variant};
 use crate::error::ConfigError;

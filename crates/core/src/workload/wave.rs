@@ -35,12 +35,14 @@
 //!   next to a strip are read remotely.
 //!
 //! Sizes (chosen, not from the paper): the default 512 x 512 single-precision grid (1 MB
-//! per grid, two 2 KB rows per 4 KB page, 32-row strips of 16 pages on 16 threads) and
-//! 640 steps take about 270 s of simulated time on the `gp1000` preset under `larowe`'s
-//! defaults, Table 4's order. The compute cost per point, 20 us, is an estimate for the
-//! MC68020/MC68881 at 16.67 MHz: the update is about six floating-point additions and
-//! multiplications (psolu's estimate is ~7 us per multiply-add with memory operands),
-//! beside its seven memory references, which are simulated.
+//! per grid, two 2 KB rows per 4 KB page, 32-row strips of 16 pages on 16 threads) and 640
+//! steps take about 266 s of simulated time on the `gp1000` preset under `larowe`'s
+//! defaults (Table 4: 268-277 s); under static first-touch placement the `uma` variant
+//! takes about 2220 s (everything on the main thread's node) and `numa` about 263 s. The
+//! compute cost per point, 20 us, is an estimate for the MC68020/MC68881 at 16.67 MHz: the
+//! update is about six floating-point additions and multiplications (psolu's estimate is ~7
+//! us per multiply-add with memory operands), beside its seven memory references, which are
+//! simulated.
 
 use super::{checked_ns, thread_count, Emitter, ForkJoin, LoopBody, Op, Program, Variant};
 use crate::error::ConfigError;
@@ -59,7 +61,7 @@ pub struct WaveConfig {
     #[field(min = 2, max = 1_000_000)]
     pub n: u64,
     /// Time steps, one barrier each. Default 640 (chosen so that a gp1000 run under
-    /// larowe's defaults takes about Table 4's 270 s).
+    /// larowe's defaults takes about 266 s, near Table 4's 268-277 s).
     #[field(min = 1, max = 100_000_000)]
     pub steps: u32,
     /// Threads; default: one per processor. At most N (every thread a row).
@@ -490,15 +492,9 @@ mod tests {
         let w = Wave::new(&c, &machine(2)).unwrap();
         let a = w.fj.body().layout.array(w.fj.body().grids[0]);
         assert_eq!(a.row_stride % 64, 0);
-        let hints = w.placement_hints();
-        assert_eq!(
-            &hints[..8],
-            &[Some(0); 4]
-                .iter()
-                .chain(&[Some(1); 4])
-                .copied()
-                .collect::<Vec<_>>()[..]
-        );
+        // Strip 0 on pages 0..4 (200 bytes padded to 256), strip 1 on pages 4..8.
+        let hints = &w.placement_hints()[..8];
+        assert_eq!(hints, [0, 0, 0, 0, 1, 1, 1, 1].map(Some));
     }
 
     #[test]
