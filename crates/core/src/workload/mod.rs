@@ -9,6 +9,7 @@ pub mod background;
 pub mod backprop;
 pub mod gauss;
 pub mod gups;
+pub mod hh3d;
 pub mod jacobi;
 pub mod matvec;
 pub mod matvec_sparse;
@@ -35,6 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub use backprop::BackpropConfig;
 pub use gauss::GaussConfig;
+pub use hh3d::Hh3dConfig;
 pub use jacobi::{CheckerReads, JacobiConfig, PageLayout};
 pub use matvec::MatvecConfig;
 pub use matvec_sparse::{MatvecSparseConfig, SparseRows};
