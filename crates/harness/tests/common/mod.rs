@@ -8,6 +8,7 @@ pub fn small(kind: &str) -> Vec<String> {
         "matvec-sparse" => &["workload.matrix=\"pores-1\""],
         "surface-wave" => &["workload.total_ms=500"],
         "gauss" => &["workload.n=96"],
+        "hh3d" => &["workload.n=16", "workload.steps=2"],
         "msort" => &["workload.n=4096"],
         "backprop" => &["workload.epochs=1"],
         "psolu" => &["workload.grid=16", "workload.tolerance_digits=3"],
