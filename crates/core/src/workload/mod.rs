@@ -9,6 +9,7 @@ pub mod background;
 pub mod backprop;
 pub mod gauss;
 pub mod gups;
+pub mod hh3d;
 pub mod hough;
 pub mod jacobi;
 pub mod matvec;
@@ -37,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 pub use backprop::BackpropConfig;
 pub use gauss::GaussConfig;
+pub use hh3d::Hh3dConfig;
 pub use hough::HoughConfig;
 pub use jacobi::{CheckerReads, JacobiConfig, PageLayout};
 pub use matvec::MatvecConfig;

@@ -10,6 +10,7 @@ pub fn small(kind: &str) -> Vec<String> {
         "gauss" => &["workload.n=96"],
         "hough" => &["workload.n=64", "workload.angles=32"],
         "wave" => &["workload.n=64", "workload.steps=4"],
+        "hh3d" => &["workload.n=16", "workload.steps=2"],
         "msort" => &["workload.n=4096"],
         "backprop" => &["workload.epochs=1"],
         "psolu" => &["workload.grid=16", "workload.tolerance_digits=3"],
