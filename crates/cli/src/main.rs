@@ -1049,7 +1049,7 @@ fn machine_show(name: &str, sets: &[String]) -> Result<(), Failure> {
     for s in sets {
         numaplace_harness::resolve::apply_set(&mut table, s)?;
     }
-    let cfg: MachineConfig = serde_path_to_error_free(table)?;
+    let cfg: MachineConfig = machine_from_table(table)?;
     let m =
         Machine::new(cfg.clone()).map_err(|e| UserError::new(format!("machine {name}: {e}")))?;
     let mut doc = toml::Table::new();
@@ -1071,7 +1071,7 @@ fn breakeven(a: BreakevenArgs) -> Result<(), Failure> {
     for s in &a.sets {
         numaplace_harness::resolve::apply_set(&mut table, s)?;
     }
-    let cfg: MachineConfig = serde_path_to_error_free(table)?;
+    let cfg: MachineConfig = machine_from_table(table)?;
     let m = Machine::new(cfg).map_err(|e| UserError::new(format!("machine {}: {e}", a.machine)))?;
     for (name, v) in [("--numerator", a.numerator), ("--slope", a.slope)] {
         if v.is_some_and(|x| !x.is_finite() || x < 0.0) {
@@ -1091,10 +1091,19 @@ fn breakeven(a: BreakevenArgs) -> Result<(), Failure> {
     }
 }
 
-fn serde_path_to_error_free(table: toml::Table) -> Result<MachineConfig, Failure> {
-    toml::Value::Table(table)
-        .try_into::<MachineConfig>()
-        .map_err(|e| UserError::new(format!("invalid machine: {}", e.message())).into())
+/// The machine of `--machine` and `--set`, with an error naming the field it is about
+/// (serde reports an unknown field at the table that holds it).
+fn machine_from_table(table: toml::Table) -> Result<MachineConfig, Failure> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let at = if path == "." || path.is_empty() {
+            String::new()
+        } else {
+            format!("machine.{path}: ")
+        };
+        UserError::new(format!("invalid machine: {at}{}", inner.message())).into()
+    })
 }
 
 fn bench(a: BenchArgs) -> Result<(), Failure> {

@@ -306,6 +306,14 @@ fn breakeven_with_an_unknown_machine_is_a_user_error() {
 }
 
 #[test]
+fn breakeven_with_a_bad_machine_field_names_it() {
+    let o = numaplace(&["breakeven", "--set", "costs.nope=1"]);
+    assert_user_error(&o, &["machine.costs.nope"]);
+    let o = numaplace(&["breakeven", "--set", "costs.local_read_ns=\"x\""]);
+    assert_user_error(&o, &["machine.costs.local_read_ns"]);
+}
+
+#[test]
 fn a_bad_platinum_parameter_is_a_user_error_naming_it() {
     let o = numaplace(&["run", "--policy", "platinum", "--set", "policy.t3_ns=5"]);
     assert_user_error(&o, &["t3_ns"]);
