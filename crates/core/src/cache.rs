@@ -223,13 +223,18 @@ pub struct Caches {
 }
 
 impl Caches {
-    /// Bytes the page × processor table takes for `npages` pages and `procs` processors
-    /// (the segments grow with use).
-    pub fn table_bytes(npages: u64, procs: u64) -> u64 {
-        npages
+    /// Bytes the caches of `procs` processors over `npages` pages of `lines_per_page`
+    /// lines, `capacity` lines each, can take: the page × processor table and holder
+    /// bits at once, and at most one segment (and a free-list slot) per line held, since
+    /// every segment holds a line. Kept beside the allocations so estimates stay in step.
+    pub fn bytes_needed(npages: u64, procs: u64, lines_per_page: u64, capacity: u64) -> u64 {
+        let table = npages
             .saturating_mul(procs)
             .saturating_mul(4)
-            .saturating_add(npages.saturating_mul(procs.div_ceil(64)).saturating_mul(8))
+            .saturating_add(npages.saturating_mul(procs.div_ceil(64)).saturating_mul(8));
+        let held = capacity.min(npages.saturating_mul(lines_per_page));
+        let per_seg = (std::mem::size_of::<Seg>() + 4) as u64;
+        table.saturating_add(procs.saturating_mul(held).saturating_mul(per_seg))
     }
 
     /// Empty caches of `capacity` lines for `procs` processors over `npages` pages of
@@ -246,11 +251,6 @@ impl Caches {
             caches: (0..procs).map(|_| Lru::new()).collect(),
             stats: CacheStats::default(),
         }
-    }
-
-    /// Lines of a page.
-    pub fn lines_per_page(&self) -> u32 {
-        self.lines_per_page
     }
 
     /// Adds segment `e` to its page's list in `proc`'s cache.

@@ -395,14 +395,15 @@ impl RunConfig {
                 },
             ),
             part(
-                "processor caches (page x processor table, one entry per cached page)",
+                "processor caches (page x processor table, a segment per line held at most)",
                 &size,
                 if machine.config.cache.enabled {
-                    let procs = machine.procs() as u64;
-                    crate::cache::Caches::table_bytes(pages, procs).saturating_add(
-                        procs.saturating_mul(
-                            machine.config.cache.lines().min(pages).saturating_mul(16),
-                        ),
+                    let cache = &machine.config.cache;
+                    crate::cache::Caches::bytes_needed(
+                        pages,
+                        machine.procs() as u64,
+                        machine.page_size() / cache.line_bytes,
+                        cache.lines(),
                     )
                 } else {
                     0

@@ -282,13 +282,10 @@ impl Engine {
         Ok(end)
     }
 
-    /// A run through the thread's processor cache (kept out of line: a machine without
-    /// caches pays only the branch at the call). Only the lines that miss reach memory,
+    /// A run through the thread's processor cache. Only the lines that miss reach memory,
     /// one access a line: `Err((misses, time of the hits))`. A run that hits throughout
     /// costs its hits, `Ok(time)`, unless the mapping no longer allows it (the
     /// translation still faults): then it goes to memory with no words.
-    #[cold]
-    #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     fn through_cache(
         &mut self,
