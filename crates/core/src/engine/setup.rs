@@ -301,6 +301,10 @@ impl Engine {
             observer: None,
             variation,
             ticks,
+            spin_group: Vec::new(),
+            spin_keys: Vec::new(),
+            spin_claims: Vec::new(),
+            spin_gen: 0,
         };
         {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));

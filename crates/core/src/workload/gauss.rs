@@ -224,9 +224,20 @@ impl Gauss {
         }
     }
 
-    /// Rows of thread `t`, ascending.
-    fn rows_of(&self, t: u32) -> impl Iterator<Item = u64> + '_ {
-        (0..self.n).filter(move |&i| self.owner(i) == t)
+    /// Rows of thread `t` below row `k`, ascending (found without scanning every row:
+    /// every round asks).
+    fn rows_after(&self, t: u32, k: u64) -> std::iter::StepBy<std::ops::Range<u64>> {
+        let (p, first) = (self.threads as u64, k + 1);
+        if self.cyclic {
+            // The first row from `first` whose number is `t` modulo the thread count.
+            let start = first + (t as u64 + p - first % p) % p;
+            (start.min(self.n)..self.n).step_by(p as usize)
+        } else {
+            // Blocks are contiguous and in thread order.
+            let lo = partition(self.n, |i| self.owner(i) < t);
+            let hi = partition(self.n, |i| self.owner(i) <= t);
+            (lo.max(first).min(hi)..hi).step_by(1)
+        }
     }
 
     /// The Uniform System placement: each row's pages on its owner's node, each private
@@ -343,8 +354,8 @@ impl Gauss {
     /// One round of thread `t`: wait for pivot `k`, copy it (numa), eliminate own rows
     /// below it (row k+1 first, then signal it), or nothing when no own row is left.
     fn round(&self, t: u32, k: u64, out: &mut Vec<Op>) {
-        let mine: Vec<u64> = self.rows_of(t).filter(|&i| i > k).collect();
-        if mine.is_empty() {
+        let mine = self.rows_after(t, k);
+        if mine.clone().next().is_none() {
             return;
         }
         if self.owner(k) != t {
@@ -365,13 +376,27 @@ impl Gauss {
             self.emit
                 .range(out, buf.addr(t as u64, k), len, buf.elem_bytes, 1, true);
         }
-        for &i in &mine {
+        for i in mine {
             self.eliminate(t, k, i, out);
             if i == k + 1 {
                 self.signal(k + 1, out);
             }
         }
     }
+}
+
+/// The first of `0..n` for which `below` is false (`below` holds for a prefix).
+fn partition(n: u64, below: impl Fn(u64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 impl Program for Gauss {
