@@ -139,6 +139,16 @@ impl RefHistory {
         self.record(p, n, total);
     }
 
+    /// Page `p`'s usage counters, one per node, under [`HistoryMode::Usage`] (a daemon
+    /// examining every entry copy of a page reads and clears them in one place).
+    #[inline]
+    pub fn usage_row(&mut self, p: Vpn) -> Option<&mut [u32]> {
+        match self.mode {
+            HistoryMode::Usage => Some(&mut self.usage[p.idx() * self.nodes..][..self.nodes]),
+            _ => None,
+        }
+    }
+
     /// The value a daemon reads for node `n` and page `p` without clearing it: the count
     /// (usage), the bit (refbit) or the aged register with the current bit shifted in
     /// (aging).

@@ -556,6 +556,73 @@ impl Memory {
             .unwrap_or_default()
     }
 
+    /// A daemon's pass over page `p`'s entry copies on `nodes`, one after the other, from
+    /// `now + *cost`: each is acquired as [`crate::mm::Mm::acquire_pte`] does (after any
+    /// other holder, and after the access in progress of a user run through it), `read`
+    /// and held for `work`, and released as [`crate::mm::Mm::release_pte`] does (a user
+    /// whose run it interrupted owes the hold). `*cost` grows as those calls in turn would
+    /// make it grow. The page's row of entries is indexed once, and an entry nobody holds
+    /// or uses costs a few additions: the lock and the work, with nothing to wait for.
+    pub(crate) fn pass_entries(
+        &mut self,
+        p: Vpn,
+        nodes: &[NodeId],
+        now: Ns,
+        cost: &mut Ns,
+        (lock, work): (Ns, Ns),
+        mut read: impl FnMut(NodeId),
+    ) {
+        if self.pte_locked_until.is_empty() {
+            self.allocate_pte_locks();
+        }
+        let row = p.idx() * self.nodes;
+        let locks = &mut self.pte_locked_until[row..row + self.nodes];
+        let users: &[UserRun] = self.pte_users.get(row..row + self.nodes).unwrap_or(&[]);
+        // Saturating sums of non-negative terms do not depend on their grouping, so an
+        // uncontended entry adds `lock + work` at once, to the cost and to the time.
+        let held = lock + work;
+        let mut c = *cost;
+        let mut at = now + c;
+        for &n in nodes {
+            let slot = &mut locks[n.idx()];
+            // A user run under way through this copy: the daemon waits for the access in
+            // progress (its end is tested first: most runs are over).
+            let under_way = users
+                .get(n.idx())
+                .is_some_and(|r| at < r.end && r.start <= at && r.per_access > Ns::ZERO);
+            if *slot <= at && !under_way {
+                read(n);
+                at += held;
+                c += held;
+                *slot = at;
+                continue;
+            }
+            let free = at.max(*slot);
+            let mut got = free;
+            let mut user = None;
+            if let Some(run) = users.get(n.idx()) {
+                if free < run.end && run.start <= free && run.per_access > Ns::ZERO {
+                    let done = (free - run.start).0.div_ceil(run.per_access.0);
+                    got = (run.start + Ns(done.saturating_mul(run.per_access.0))).min(run.end);
+                    if got < run.end {
+                        user = Some(run.thread);
+                    }
+                }
+            }
+            c += got - at;
+            c += lock;
+            read(n);
+            c += work;
+            let end = now + c;
+            *slot = (*slot).max(end);
+            if let Some(t) = user {
+                self.pte_delays.push((t, end - got));
+            }
+            at = end;
+        }
+        *cost = c;
+    }
+
     /// Delays thread `thread` by `d` the next time it runs (a page-table-entry copy it was
     /// using was taken by a daemon in the middle of its run).
     pub(crate) fn delay_thread(&mut self, thread: u32, d: Ns) {

@@ -360,10 +360,7 @@ impl Engine {
                     self.tick(now)?;
                     self.check_progress(now)?;
                 }
-                Event::Daemon(id) => {
-                    self.daemon_step(id as usize, now);
-                    self.check_progress(now)?;
-                }
+                Event::Daemon(id) => self.daemon_step(id as usize, now)?,
             }
         }
         // A thread that ran ahead to its end past the limit leaves a makespan beyond it.
