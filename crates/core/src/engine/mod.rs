@@ -28,6 +28,7 @@ use variation::{Ticks, VariationRt};
 mod daemon;
 mod event;
 mod ops;
+mod rounds;
 mod sched;
 mod setup;
 mod spin;
@@ -277,6 +278,16 @@ pub struct Engine {
     spin_keys: Vec<u128>,
     spin_claims: Vec<u64>,
     spin_gen: u64,
+    /// Scratch of the reference runs made in rounds (`rounds.rs`).
+    turns: Vec<rounds::Turn>,
+    /// Thread steps to let pass before rounds are tried again, after attempts that found
+    /// no group (the wait doubles with each, so runs without groups pay little for
+    /// trying; the results do not depend on it).
+    rounds_skip: u32,
+    rounds_backoff: u32,
+    /// Whether polls and reference runs of threads taking turns are made in bulk
+    /// (`spin.rs`, `rounds.rs`); off only to test that it changes nothing.
+    bulk: bool,
 }
 
 impl Engine {
@@ -294,6 +305,13 @@ impl Engine {
             self.queued_threads += 1;
             self.queue.push(at, Event::Thread(t));
         }
+    }
+
+    /// Whether the polls and reference runs of threads taking turns are made in bulk (on
+    /// by default; the results are the same either way, which tests hold it to).
+    #[doc(hidden)]
+    pub fn set_bulk(&mut self, on: bool) {
+        self.bulk = on;
     }
 
     /// Calls `monitor` about every `every` operations or events while the run goes on.
@@ -346,7 +364,15 @@ impl Engine {
             }
             match event {
                 Event::Thread(who) => {
-                    if self.threads[who as usize].spin_on.is_some() && self.spin_rounds(now) {
+                    // Polls, or reference runs, of threads taking turns: made in bulk.
+                    if !self.bulk {
+                    } else if self.threads[who as usize].spin_on.is_some() {
+                        if self.spin_rounds(now) {
+                            continue;
+                        }
+                    } else if self.rounds_skip > 0 {
+                        self.rounds_skip -= 1;
+                    } else if self.run_rounds(who, now) {
                         continue;
                     }
                     let th = &mut self.threads[who as usize];

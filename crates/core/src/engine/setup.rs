@@ -305,6 +305,10 @@ impl Engine {
             spin_keys: Vec::new(),
             spin_claims: Vec::new(),
             spin_gen: 0,
+            turns: Vec::new(),
+            rounds_skip: 0,
+            rounds_backoff: 0,
+            bulk: true,
         };
         {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));

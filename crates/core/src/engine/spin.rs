@@ -199,18 +199,7 @@ impl Engine {
         let target = self.mm.mem.reaches(vpn, node, write)?;
         let machine = &self.mm.machine;
         let costs = machine.costs();
-        // As `MemSystem::reference` prices it.
-        let (per_word, class) = if target == node {
-            match costs.cached_read_ns {
-                Some(c) if !write && self.mm.mem.copy_count(vpn) > 1 => (c, RefClass::Cached),
-                _ if write => (costs.local_write_ns, RefClass::Local),
-                _ => (costs.local_read_ns, RefClass::Local),
-            }
-        } else if write {
-            (machine.write_ns(node, target), RefClass::Remote)
-        } else {
-            (machine.read_ns(node, target), RefClass::Remote)
-        };
+        let (per_word, class) = self.mm.price(node, target, vpn, write);
         let count = count.max(1);
         let n = count as u64;
         let d = per_word.saturating_mul(n).max(1);
