@@ -71,6 +71,8 @@ impl Engine {
                 } => {
                     if self.mm.caches.is_some() {
                         self.reference_cached(tid, now, vpn, write, count, (at, span))?
+                    } else if let Some(end) = self.plain_reference(tid, now, vpn, write, count) {
+                        end
                     } else {
                         self.reference(tid, now, vpn, write, count)?
                     }
@@ -212,6 +214,50 @@ impl Engine {
     ) -> Result<Ns, SimError> {
         let (node, vpn) = self.global_vpn(tid, local_vpn, "referenced")?;
         self.memory_run(tid, now, node, vpn, write, count)
+    }
+
+    /// [`Engine::reference`] when nothing but the run itself is to do: its mapping allows
+    /// it (no fault), and no entry locks, hardware counters or observer look at it. The
+    /// reference path's work for it ([`MemSystem::reference`]) in the thread's loop, not
+    /// behind a call; `None` (and nothing done) otherwise.
+    #[inline(always)]
+    fn plain_reference(
+        &mut self,
+        tid: u32,
+        now: Ns,
+        local_vpn: Vpn,
+        write: bool,
+        count: u32,
+    ) -> Option<Ns> {
+        if self.observer.is_some() || self.mm.counters.is_some() || self.mm.mem.has_entries() {
+            return None;
+        }
+        let th = &mut self.threads[tid as usize];
+        let vpn = Vpn(th.base_vpn.checked_add(local_vpn.0)?);
+        if vpn.idx() >= self.mm.mem.npages() {
+            return None;
+        }
+        let node = th.node;
+        let target = self.mm.mem.reaches(vpn, node, write)?;
+        let (per_word, class) = self.mm.price(node, target, vpn, write);
+        let mut t = now;
+        if self.mm.machine.config.contention && class != crate::stats::RefClass::Cached {
+            let remote = class == crate::stats::RefClass::Remote;
+            t = self.mm.occupy(&mut th.stats, node, target, remote, count, t);
+        }
+        // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
+        let end = t + Ns(per_word.saturating_mul(count as u64));
+        let c = count as u64;
+        th.stats.refs.add(class, c);
+        self.stats.refs.add(class, c);
+        if let Some(r) = self.stats.pages.get_mut(vpn.idx()) {
+            r.refs.add(class, c);
+        }
+        self.mm.hist.record(vpn, node, count);
+        if write {
+            self.mm.mem.mark_written(vpn);
+        }
+        Some(end)
     }
 
     /// [`Engine::reference`] on a machine with processor caches: the run walks
