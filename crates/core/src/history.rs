@@ -117,7 +117,7 @@ impl RefHistory {
     }
 
     /// Records `count` references by node `n` to page `p`.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, p: Vpn, n: NodeId, count: u32) {
         match self.mode {
             HistoryMode::None => {}

@@ -285,6 +285,9 @@ pub struct Engine {
     /// trying; the results do not depend on it).
     rounds_skip: u32,
     rounds_backoff: u32,
+    /// Whether a thread's page state is fetched a few operations ahead (runs with many
+    /// pages: see `ops.rs`).
+    prefetch: bool,
     /// Whether polls and reference runs of threads taking turns are made in bulk
     /// (`spin.rs`, `rounds.rs`); off only to test that it changes nothing.
     bulk: bool,

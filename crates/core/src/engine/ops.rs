@@ -3,6 +3,14 @@
 
 use super::*;
 
+/// How many operations ahead a thread's page state is fetched (about 16 GUPS updates: the
+/// host's memory latency over a few operations' work).
+const PREFETCH_AHEAD: usize = 48;
+
+/// Pages of a run beyond which page state is fetched ahead (2^16 pages: 2 MB of page
+/// records, more than a host core's cache holds; smaller runs find it in the cache).
+pub(super) const PREFETCH_PAGES: usize = 1 << 16;
+
 impl Engine {
     pub(super) fn step_thread(&mut self, tid: u32, mut now: Ns) -> Result<(), SimError> {
         if self.threads[tid as usize].status == Status::Sleeping {
@@ -44,6 +52,14 @@ impl Engine {
                 }
             }
             let op = th.buf[th.pos];
+            // The page state of a run some operations ahead is fetched meanwhile: with many
+            // pages (GUPS over gigabytes), the state of the page a run finds is rarely in
+            // the host's caches, and waiting for it is most of a run's time.
+            if self.prefetch {
+                if let Some(Op::Ref { vpn, .. }) = th.buf.get(th.pos + PREFETCH_AHEAD) {
+                    self.mm.prefetch(Vpn(th.base_vpn.wrapping_add(vpn.0)));
+                }
+            }
             th.pos += 1;
             self.stats.ops += 1;
             let next = match op {
@@ -243,7 +259,9 @@ impl Engine {
         let mut t = now;
         if self.mm.machine.config.contention && class != crate::stats::RefClass::Cached {
             let remote = class == crate::stats::RefClass::Remote;
-            t = self.mm.occupy(&mut th.stats, node, target, remote, count, t);
+            t = self
+                .mm
+                .occupy(&mut th.stats, node, target, remote, count, t);
         }
         // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
         let end = t + Ns(per_word.saturating_mul(count as u64));

@@ -309,6 +309,7 @@ impl Engine {
             rounds_skip: 0,
             rounds_backoff: 0,
             bulk: true,
+            prefetch: npages as usize > ops::PREFETCH_PAGES,
         };
         {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));

@@ -75,6 +75,16 @@ impl MemSystem {
         }
     }
 
+    /// Asks the processor to fetch the state a run to `vpn` reads (the page's record and
+    /// fault-handler time) ahead of the run.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, vpn: Vpn) {
+        self.mem.prefetch(vpn);
+        if let Some(busy) = self.fault_busy.get(vpn.idx()) {
+            crate::memory::prefetch(busy);
+        }
+    }
+
     /// A policy hook's view, at `now`, of a hook running on node `actor`.
     pub(crate) fn sim<'a>(&'a mut self, stats: &'a mut Stats, now: Ns, actor: NodeId) -> SimMm<'a> {
         SimMm {
