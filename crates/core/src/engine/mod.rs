@@ -193,6 +193,11 @@ struct ThreadRt {
     blocked_at: Ns,
     /// The event count and value it polls for, while it has not seen them yet.
     spin_on: Option<(u32, u32)>,
+    /// Its own steps to let pass before its polls are tried in bulk again, after an
+    /// attempt that found no group (a poll that waits at a busy switch port finds none
+    /// for a while; the results do not depend on it).
+    spin_skip: u8,
+    spin_backoff: u8,
     stats: ThreadStats,
 }
 
@@ -370,7 +375,7 @@ impl Engine {
                     // Polls, or reference runs, of threads taking turns: made in bulk.
                     if !self.bulk {
                     } else if self.threads[who as usize].spin_on.is_some() {
-                        if self.spin_rounds(now) {
+                        if self.try_spin_rounds(who, now) {
                             continue;
                         }
                     } else if self.rounds_skip > 0 {

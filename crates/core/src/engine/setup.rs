@@ -121,6 +121,8 @@ impl Engine {
                     delay: Ns::ZERO,
                     blocked_at: Ns::ZERO,
                     spin_on: None,
+                    spin_skip: 0,
+                    spin_backoff: 0,
                     stats: ThreadStats {
                         id: g,
                         program: pi as u32,

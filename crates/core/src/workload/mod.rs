@@ -208,12 +208,22 @@ impl Emitter {
     ) {
         let mut left = len;
         let mut merge = merge_first;
+        // Page sizes are powers of two in practice: a shift and a mask then, not divisions.
+        let ps = self.page_size;
+        let shift = ps.is_power_of_two().then(|| ps.trailing_zeros());
         while left > 0 {
-            let page = addr / self.page_size;
-            let page_end = (page + 1) * self.page_size;
-            let k = left.min((page_end - addr).div_ceil(elem_bytes));
-            let at = addr - page * self.page_size;
-            let span = (k * elem_bytes).min(self.page_size - at);
+            let (page, at) = match shift {
+                Some(s) => (addr >> s, addr & (ps - 1)),
+                None => (addr / ps, addr % ps),
+            };
+            // Elements that start on this page (the last may run over its end).
+            let room = ps - at;
+            let k = left.min(if elem_bytes.is_power_of_two() {
+                (room + elem_bytes - 1) >> elem_bytes.trailing_zeros()
+            } else {
+                room.div_ceil(elem_bytes)
+            });
+            let span = (k * elem_bytes).min(room);
             let vpn = Vpn(page as u32);
             let count = k * per_elem as u64;
             if merge {
