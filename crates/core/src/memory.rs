@@ -471,6 +471,18 @@ impl Memory {
         }
     }
 
+    /// The nodes mapping page `p` (without building the whole [`PageState`]).
+    #[inline]
+    pub(crate) fn mapped(&self, p: Vpn) -> NodeSet {
+        self.set(p, Set::Mapped)
+    }
+
+    /// The nodes mapping page `p` writable.
+    #[inline]
+    pub(crate) fn writers(&self, p: Vpn) -> NodeSet {
+        self.set(p, Set::Writers)
+    }
+
     /// The node of page `p`'s primary copy (meaningful once placed).
     #[inline]
     pub fn home(&self, p: Vpn) -> NodeId {
@@ -580,7 +592,7 @@ impl Memory {
     }
 
     /// Records a run of user references from node `n` to page `p`, when tracked.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record_user_run(&mut self, p: Vpn, n: NodeId, run: UserRun) {
         if let Some(slot) = self.pte_users.get_mut(p.idx() * self.nodes + n.idx()) {
             *slot = run;

@@ -232,10 +232,10 @@ impl Engine {
         self.memory_run(tid, now, node, vpn, write, count)
     }
 
-    /// [`Engine::reference`] when nothing but the run itself is to do: its mapping allows
-    /// it (no fault), and no entry locks, hardware counters or observer look at it. The
-    /// reference path's work for it ([`MemSystem::reference`]) in the thread's loop, not
-    /// behind a call; `None` (and nothing done) otherwise.
+    /// [`Engine::reference`] for a run whose mapping allows it (no fault), with no
+    /// hardware counters or observer to tell: the reference path's work for it
+    /// ([`MemSystem::reference`]: entry lock, price, occupancy, counts, history, user
+    /// run) in the thread's loop, not behind a call; `None` (and nothing done) otherwise.
     #[inline(always)]
     fn plain_reference(
         &mut self,
@@ -245,7 +245,7 @@ impl Engine {
         write: bool,
         count: u32,
     ) -> Option<Ns> {
-        if self.observer.is_some() || self.mm.counters.is_some() || self.mm.mem.has_entries() {
+        if self.observer.is_some() || self.mm.counters.is_some() {
             return None;
         }
         let th = &mut self.threads[tid as usize];
@@ -255,8 +255,17 @@ impl Engine {
         }
         let node = th.node;
         let target = self.mm.mem.reaches(vpn, node, write)?;
-        let (per_word, class) = self.mm.price(node, target, vpn, write);
         let mut t = now;
+        let entries = self.mm.mem.has_entries();
+        if entries {
+            // The entry copy the run goes through, while a daemon holds it.
+            let locked = self.mm.mem.pte_locked_until(vpn, node);
+            if locked > t {
+                th.stats.pte_wait_ns += (locked - t).0;
+                t = locked;
+            }
+        }
+        let (per_word, class) = self.mm.price(node, target, vpn, write);
         if self.mm.machine.config.contention && class != crate::stats::RefClass::Cached {
             let remote = class == crate::stats::RefClass::Remote;
             t = self
@@ -265,6 +274,15 @@ impl Engine {
         }
         // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
         let end = t + Ns(per_word.saturating_mul(count as u64));
+        if entries {
+            let run = crate::memory::UserRun {
+                thread: tid,
+                start: t,
+                end,
+                per_access: Ns(per_word),
+            };
+            self.mm.mem.record_user_run(vpn, node, run);
+        }
         let c = count as u64;
         th.stats.refs.add(class, c);
         self.stats.refs.add(class, c);

@@ -189,7 +189,7 @@ impl Mm for SimMm<'_> {
     }
 
     fn invalidate_mappings(&mut self, vpn: Vpn, nodes: NodeSet) {
-        let hit = nodes.intersection(&self.mem.page(vpn).mapped);
+        let hit = nodes.intersection(&self.mem.mapped(vpn));
         for n in hit.iter() {
             self.mem.set_mapping(vpn, n, Mapping::default());
         }
@@ -197,7 +197,7 @@ impl Mm for SimMm<'_> {
     }
 
     fn restrict_to_read(&mut self, vpn: Vpn) {
-        let writers = self.mem.page(vpn).writers;
+        let writers = self.mem.writers(vpn);
         for n in writers.iter() {
             let m = self.mem.mapping(vpn, n);
             self.mem.set_mapping(
@@ -241,7 +241,7 @@ impl Mm for SimMm<'_> {
         if let Some(c) = self.caches.as_deref_mut() {
             c.flush_page(vpn.0);
         }
-        self.charge_shootdowns(self.mem.page(vpn).mapped);
+        self.charge_shootdowns(self.mem.mapped(vpn));
         self.stats.events.migrations += 1;
         if let Some(p) = self.stats.program_of(vpn) {
             p.migrations += 1;
@@ -343,7 +343,7 @@ impl Mm for SimMm<'_> {
                 self.stats.events.refused += 1;
                 return Err(ActionError::NoFrame(n));
             }
-            let mut others = self.mem.page(vpn).mapped;
+            let mut others = self.mem.mapped(vpn);
             others.remove(n);
             invalidated = !others.is_empty();
             self.invalidate_mappings(vpn, others);
