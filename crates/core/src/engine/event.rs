@@ -394,7 +394,7 @@ impl EventQueue {
 }
 
 /// Most keys moved from the end of `run` to the heap for one earlier key.
-const DEMOTE_AT_MOST: usize = 4;
+const DEMOTE_AT_MOST: usize = 16;
 
 /// Longest `run` into which a key is inserted in its place (beyond it, earlier keys go
 /// through the heap).
