@@ -117,6 +117,26 @@ fn count_by_data(
     json!(by)
 }
 
+/// The average turnaround of a multiprogrammed run's measured programs (Nikolopoulos et
+/// al. 2002 report it per workload): every program but the `background` load, which is
+/// the noise beside them rather than a job measured. `None` for a run of one program or
+/// of background load alone.
+pub fn mean_turnaround_ns(s: &Stats) -> Option<f64> {
+    if s.programs.len() < 2 {
+        return None;
+    }
+    let measured: Vec<u64> = s
+        .programs
+        .iter()
+        .filter(|p| p.name != "background")
+        .map(|p| p.turnaround_ns)
+        .collect();
+    if measured.is_empty() {
+        return None;
+    }
+    Some(measured.iter().map(|&t| t as f64).sum::<f64>() / measured.len() as f64)
+}
+
 /// The JSON record of a run; `data` names the arrays on each page (see
 /// [`RunConfig::page_data`]).
 pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
@@ -159,6 +179,12 @@ fn stats_json_with(cfg: &RunConfig, s: &Stats, data: &[String], pages: &Stats) -
         // The policy's and programs' own counts (most keep none: their records are unchanged).
         for c in &s.own_counters {
             o.insert(c.name.into(), json!(c.value));
+        }
+    }
+    if let Some(t) = mean_turnaround_ns(s) {
+        // Only runs of several programs carry it, so one-program records stay as they were.
+        if let Some(o) = v.as_object_mut() {
+            o.insert("mean_turnaround_ns".into(), json!(t));
         }
     }
     if let Some(c) = &s.cache {
