@@ -261,6 +261,25 @@ fn dunx91_reproduces_in_quick_mode_and_evaluates_every_claim() {
 }
 
 #[test]
+fn nikolopoulos02_reproduces_in_quick_mode_and_evaluates_every_claim() {
+    let (out, text) = reproduce_quick("nikolopoulos02", "nikolopoulos02-quick", true);
+    // Quick runs use a 32^3 grid and one trial: CI checks that every study runs, every
+    // claim finds its runs and the tables and plots appear.
+    assert!(text.contains("of 43 claims held"), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+    for table in ["Table 1", "Table 2", "Table 3", "Figure 7"] {
+        assert!(text.contains(table), "{table} missing");
+    }
+    for plot in [
+        "figure7-rhs-remote-per-iteration.svg",
+        "figure8-bt-execution-time.svg",
+        "figures9-14-turnaround.svg",
+    ] {
+        assert!(out.join("nikolopoulos02").join(plot).is_file(), "{plot} missing");
+    }
+}
+
+#[test]
 fn platinum89_reproduces_in_quick_mode_with_the_breakeven_claims_held() {
     let (_, text) = reproduce_quick("platinum89", "platinum89-results", true);
     for held in [
