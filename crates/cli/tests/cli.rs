@@ -275,7 +275,10 @@ fn nikolopoulos02_reproduces_in_quick_mode_and_evaluates_every_claim() {
         "figure8-bt-execution-time.svg",
         "figures9-14-turnaround.svg",
     ] {
-        assert!(out.join("nikolopoulos02").join(plot).is_file(), "{plot} missing");
+        assert!(
+            out.join("nikolopoulos02").join(plot).is_file(),
+            "{plot} missing"
+        );
     }
 }
 

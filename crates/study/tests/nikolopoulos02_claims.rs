@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use numaplace_study::reproduce::load_paper;
 use numaplace_study::claims::{Operand, Order};
+use numaplace_study::reproduce::load_paper;
 use numaplace_study::{evaluate, Check, Claim, Record, Status};
 use serde_json::{json, Map, Value};
 
@@ -57,23 +57,33 @@ fn experiment1() -> Vec<Record> {
         ("t16", "dedicated", 100.0, 363, 363, 0, 0.0),
         ("first-touch", "scripted", 107.25, 363, 1186, 0, 0.0),
         ("IRIX", "scripted", 96.0, 318, 892, 747, 0.24),
-        ("scheduler-activated", "scripted", 75.75, 363, 350, 1449, 0.47),
+        (
+            "scheduler-activated",
+            "scripted",
+            75.75,
+            363,
+            350,
+            1449,
+            0.47,
+        ),
     ];
     rows.iter()
         .enumerate()
-        .map(|(i, &(setting, sched, t, before, after, migrations, per_page))| {
-            record(
-                i,
-                &[("setting", setting)],
-                json!({
-                    "makespan_ns": t,
-                    "migrations": migrations,
-                    "migrations_per_page": per_page,
-                    "series": rhs_series(before, after),
-                    "config": {"scheduler": {"kind": sched}},
-                }),
-            )
-        })
+        .map(
+            |(i, &(setting, sched, t, before, after, migrations, per_page))| {
+                record(
+                    i,
+                    &[("setting", setting)],
+                    json!({
+                        "makespan_ns": t,
+                        "migrations": migrations,
+                        "migrations_per_page": per_page,
+                        "series": rhs_series(before, after),
+                        "config": {"scheduler": {"kind": sched}},
+                    }),
+                )
+            },
+        )
         .collect()
 }
 
@@ -188,7 +198,10 @@ fn every_nikolopoulos02_claim_is_not_held_when_its_quantity_moves_the_wrong_way(
     for c in claims {
         let default_metric = &metrics[&c.study];
         let (left, by) = left_and_factor(&c);
-        let metric = left.metric.clone().unwrap_or_else(|| default_metric.clone());
+        let metric = left
+            .metric
+            .clone()
+            .unwrap_or_else(|| default_metric.clone());
         let mut recs = records_of(&c.study);
         let mut moved = 0;
         for r in recs.iter_mut().filter(|r| matches(r, left)) {

@@ -287,7 +287,9 @@ fn count_long_states(r: &mut ThreadRecord, counts: &mut Counts, now: Ns, t_thr: 
         r.long_preemption_counted = true;
         counts.long_preemptions += 1;
     }
-    if r.migrated_at.is_some_and(|at| now.saturating_sub(at) > t_thr) {
+    if r.migrated_at
+        .is_some_and(|at| now.saturating_sub(at) > t_thr)
+    {
         r.migrated_at = None;
         counts.long_migrations += 1;
     }
