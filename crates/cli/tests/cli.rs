@@ -273,7 +273,8 @@ fn nikolopoulos02_reproduces_in_quick_mode_and_evaluates_every_claim() {
     for plot in [
         "figure7-rhs-remote-per-iteration.svg",
         "figure8-bt-execution-time.svg",
-        "figures9-14-turnaround.svg",
+        "figure9-bt-time-sharing.svg",
+        "figure14-space-sharing-all-kernels.svg",
     ] {
         assert!(
             out.join("nikolopoulos02").join(plot).is_file(),
