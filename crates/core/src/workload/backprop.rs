@@ -132,7 +132,7 @@ impl Backprop {
                 ),
             ));
         }
-        if c.hidden >= c.units || (c.units - c.hidden) % 2 != 0 {
+        if c.hidden >= c.units || !(c.units - c.hidden).is_multiple_of(2) {
             return Err(ConfigError::new(
                 "workload.hidden",
                 format!(
