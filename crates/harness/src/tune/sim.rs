@@ -168,6 +168,11 @@ impl SimObjective {
         Ok(self.metric.of(&stats))
     }
 
+    /// The policy's registry name.
+    pub fn policy_kind(&self) -> &str {
+        self.base.policy.as_deref().unwrap_or("")
+    }
+
     /// The policy table of `values` (all its parameters, as `run --config` reads them).
     pub fn policy_toml(&self, sets: &[String]) -> Result<toml::Table, UserError> {
         let cfg = self.config_with(sets, 0)?;
@@ -420,6 +425,24 @@ pub fn evaluate<O: Objective>(objective: &O, values: &[Value], trials: &[u32]) -
         .map(|&t| {
             objective
                 .eval(values, t)
+                .ok()
+                .filter(|v| v.is_finite())
+                .unwrap_or(f64::INFINITY)
+        })
+        .collect()
+}
+
+/// Runs the base configuration (the policy's own settings, no candidate) at each of
+/// `trials`, in parallel, collected in order.
+pub fn evaluate_default(objective: &SimObjective, trials: &[u32]) -> Vec<f64> {
+    use rayon::prelude::*;
+    trials
+        .par_iter()
+        .map(|&t| {
+            objective
+                .config(None, t)
+                .map_err(|e| e.to_string())
+                .and_then(|cfg| objective.score(&cfg))
                 .ok()
                 .filter(|v| v.is_finite())
                 .unwrap_or(f64::INFINITY)
