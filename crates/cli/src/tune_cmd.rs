@@ -97,7 +97,11 @@ pub struct RobustnessArgs {
     /// presets (each named setting the policy has), preset:NAME, tuned (each cell's
     /// tuned best: tunes every cell), sampled:N (N settings drawn from the search
     /// space), or a TOML file with a [policy] table (as `tune` writes best.toml).
-    #[arg(long, value_delimiter = ',', default_value = "default,presets,tuned,sampled:20")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "default,presets,tuned,sampled:20"
+    )]
     candidates: Vec<String>,
     /// Runs of every setting in every cell (held-out seeds, the same for every setting).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -181,9 +185,7 @@ fn search_space(
             .split_once("..")
             .ok_or_else(|| bad("expected PARAM=LO..HI".into()))?;
         let (Some(lo), Some(hi)) = (parse_number(lo), parse_number(hi)) else {
-            return Err(bad(format!(
-                "`{span}`: expected two finite numbers LO..HI"
-            )));
+            return Err(bad(format!("`{span}`: expected two finite numbers LO..HI")));
         };
         space.narrow(field, lo, hi).map_err(|e| {
             let known: Vec<&str> = policy.search_space().dims.iter().map(|d| d.field).collect();
@@ -596,7 +598,10 @@ fn top_table(obj: &SimObjective, o: &Outcome, n: usize) -> String {
             .then(ca.mean().total_cmp(&cb.mean()))
             .then(a.cmp(&b))
     });
-    let mut s = format!("{:>5} {:>6} {:>7} {:>12}  setting\n", "id", "origin", "trials", "mean (s)");
+    let mut s = format!(
+        "{:>5} {:>6} {:>7} {:>12}  setting\n",
+        "id", "origin", "trials", "mean (s)"
+    );
     for &i in order.iter().take(n) {
         let c = &o.candidates[i];
         s.push_str(&format!(
@@ -701,15 +706,28 @@ pub fn robustness(a: RobustnessArgs) -> Result<(), Failure> {
             }
         }
         // One row per distinct setting: later duplicates are named beside the first.
-        let mut distinct: Vec<(Setting, toml::Table)> = Vec::new();
+        let mut distinct: Vec<(Setting, toml::Table, Vec<String>)> = Vec::new();
         for st in settings {
             let t = first.policy_toml(&st.sets)?;
-            match distinct.iter_mut().find(|(_, u)| *u == t) {
-                Some((kept, _)) => kept.label = format!("{} (= {})", kept.label, st.label),
-                None => distinct.push((st, t)),
+            match distinct.iter_mut().find(|(_, u, _)| *u == t) {
+                Some((_, _, names)) => names.push(st.label),
+                None => {
+                    let names = vec![st.label.clone()];
+                    distinct.push((st, t, names));
+                }
             }
         }
-        let settings: Vec<Setting> = distinct.into_iter().map(|(s, _)| s).collect();
+        // Every name of each distinct setting, the first one its label.
+        let names_of: Vec<Vec<String>> = distinct.iter().map(|d| d.2.clone()).collect();
+        let settings: Vec<Setting> = distinct
+            .into_iter()
+            .map(|(mut st, _, names)| {
+                if names.len() > 1 {
+                    st.label = format!("{} (= {})", names[0], names[1..].join(", "));
+                }
+                st
+            })
+            .collect();
         let trials = sim::holdout_trials(a.eval_trials);
         let total = (cells.len() * settings.len() * trials.len()) as u64;
         eprintln!(
@@ -760,9 +778,9 @@ pub fn robustness(a: RobustnessArgs) -> Result<(), Failure> {
             .iter()
             .enumerate()
             .map(|(k, cell)| match &cell.tuned {
-                Some(label) => settings
+                Some(label) => names_of
                     .iter()
-                    .position(|st| st.label.starts_with(label.as_str()))
+                    .position(|names| names.contains(label))
                     .map(|c| means[c][k])
                     .unwrap_or(f64::NAN),
                 None => means.iter().map(|row| row[k]).fold(f64::INFINITY, f64::min),
@@ -792,7 +810,7 @@ pub fn robustness(a: RobustnessArgs) -> Result<(), Failure> {
                 100.0 * r.worst[i],
                 100.0 * r.mean[i]
             ));
-            if let Some(d) = labels.iter().position(|l| l.starts_with("default")) {
+            if let Some(d) = names_of.iter().position(|n| n.iter().any(|l| l == "default")) {
                 let rank = r.worst.iter().filter(|&&w| w < r.worst[d]).count() + 1;
                 report.push_str(&format!(
                     "the policy's default: worst {:+.2}%, mean {:+.2}%, rank {rank} of {} by worst regret{}\n",

@@ -184,3 +184,57 @@ pub fn regret_json(labels: &[String], cells: &[String], means: &[Vec<f64>], r: &
         "minimax": r.minimax.map(|i| labels[i].clone()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three settings over two cells, references 100 and 10.
+    fn table() -> Regrets {
+        let means = vec![
+            vec![110.0, 10.0],          // +10%, 0%
+            vec![105.0, 10.6],          // +5%, +6%
+            vec![100.0, f64::INFINITY], // 0%, failed
+        ];
+        regrets(&means, &[100.0, 10.0])
+    }
+
+    #[test]
+    fn regret_is_the_relative_excess_over_the_cells_reference() {
+        let r = table();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(r.regret[0][0], 0.10) && close(r.regret[0][1], 0.0));
+        assert!(close(r.regret[1][0], 0.05) && close(r.regret[1][1], 0.06));
+        assert!(close(r.worst[0], 0.10) && close(r.mean[0], 0.05));
+        assert!(close(r.worst[1], 0.06) && close(r.mean[1], 0.055));
+    }
+
+    #[test]
+    fn a_failed_setting_has_infinite_regret_and_is_never_the_minimax() {
+        let r = table();
+        assert_eq!(r.regret[2][1], f64::INFINITY);
+        assert_eq!(r.worst[2], f64::INFINITY);
+        assert_eq!(r.minimax, Some(1));
+    }
+
+    #[test]
+    fn the_minimax_is_the_least_worst_regret_even_with_a_larger_mean() {
+        // Setting 0: worst 8%, mean 8%; setting 1: worst 9%, mean 4.5%.
+        let r = regrets(&[vec![108.0, 108.0], vec![100.0, 109.0]], &[100.0, 100.0]);
+        assert_eq!(r.minimax, Some(0));
+    }
+
+    #[test]
+    fn equal_worst_regrets_go_to_the_smaller_mean_then_the_first() {
+        let r = regrets(&[vec![110.0, 110.0], vec![100.0, 110.0]], &[100.0, 100.0]);
+        assert_eq!(r.minimax, Some(1));
+        let r = regrets(&[vec![110.0], vec![110.0]], &[100.0]);
+        assert_eq!(r.minimax, Some(0));
+    }
+
+    #[test]
+    fn a_setting_better_than_the_reference_has_negative_regret() {
+        let r = regrets(&[vec![95.0]], &[100.0]);
+        assert!((r.regret[0][0] + 0.05).abs() < 1e-12);
+    }
+}
