@@ -313,7 +313,6 @@ impl Space {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
 
     static SPECIALS: [Value; 2] = [Value::Int(-1), Value::Inf];
 
