@@ -332,6 +332,43 @@ fn a_negative_dunx_freeze_window_is_a_user_error_naming_it() {
 }
 
 #[test]
+fn a_run_out_of_its_budget_is_reported_as_not_finished_with_success() {
+    let path = tmp("budget.json");
+    let mut args = vec![
+        "run",
+        "--set",
+        "budget_ns=1000000",
+        "--json",
+        path.to_str().unwrap(),
+    ];
+    args.extend_from_slice(SMALL);
+    let o = numaplace(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("DID NOT FINISH within the budget"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["finished"], false);
+    assert_eq!(v["partial"], true);
+    assert_eq!(v["config"]["budget_ns"], 1000000);
+
+    // With room to finish, the record says so and is otherwise the run's own.
+    let mut args = vec!["run", "--set", "budget_ns=1000000000000", "--json", "-"];
+    args.extend_from_slice(SMALL);
+    let o = numaplace(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["finished"], true);
+    assert!(v.get("partial").is_none());
+}
+
+#[test]
+fn a_budget_past_the_time_limit_is_a_user_error_naming_it() {
+    let o = numaplace(&["run", "--set", "budget_ns=9223372036854775807"]);
+    assert_user_error(&o, &["budget_ns"]);
+}
+
+#[test]
 fn a_psolu_with_only_the_checker_is_a_user_error_naming_the_threads() {
     let o = numaplace(&["run", "--workload", "psolu", "--set", "workload.threads=1"]);
     assert_user_error(&o, &["workload.threads"]);
