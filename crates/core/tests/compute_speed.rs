@@ -18,8 +18,7 @@ fn run(machine: MachineConfig) -> Stats {
     .build(&m)
     .unwrap();
     let ops = vec![read(0, 16), wait(1_000_000), read(0, 16), wait(3_000_000)];
-    let program: Box<dyn numaplace_core::workload::Program> =
-        Box::new(Script::new(1, vec![ops]));
+    let program: Box<dyn numaplace_core::workload::Program> = Box::new(Script::new(1, vec![ops]));
     Engine::new(
         m,
         vec![program.into()],

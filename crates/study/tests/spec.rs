@@ -32,6 +32,22 @@ fn unknown_field_inside_output_plot_is_named() {
 }
 
 #[test]
+fn line_plot_options_on_another_kind_of_plot_are_named() {
+    let e = err(&format!(
+        "{HEAD}[[output.plot]]\nkind = \"bar\"\nfile = \"f\"\nlevels = [{{ a = 1 }}]\n"
+    ));
+    assert!(
+        e.contains("output.plot[0].levels") && e.contains("only line plots"),
+        "{e}"
+    );
+    let ok = parse_spec(
+        &format!("{HEAD}[[output.plot]]\nkind = \"line\"\nx = \"a\"\nfile = \"f\"\nx_scale = \"category\"\nx_unit = \"ms\"\ny_unit = \"s\"\nlevels = [{{ a = 1 }}]\n"),
+        "good.toml",
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+}
+
+#[test]
 fn empty_axis_values_are_rejected() {
     let e = err(&format!(
         "{HEAD}[[axis]]\nfield = \"machine.nodes\"\nvalues = []\n"

@@ -176,6 +176,19 @@ pub(super) fn validate(written: WrittenSpec, text: &str, origin: &str) -> Result
                 "line and speedup plots need `x`".into(),
             ));
         }
+        if p.kind != PlotKind::Line {
+            let only_line = [
+                ("x_scale", p.x_scale != super::XScale::Linear),
+                ("x_unit", p.x_unit.is_some()),
+                ("levels", !p.levels.is_empty()),
+            ];
+            if let Some((field, _)) = only_line.iter().find(|(_, set)| *set) {
+                return Err(invalid(
+                    &format!("{here}.{field}"),
+                    "only line plots have it".into(),
+                ));
+            }
+        }
     }
 
     let spec = Spec {
