@@ -351,3 +351,24 @@ fn a_run_that_did_not_finish_has_no_numbers_but_whether_it_finished() {
     assert!(table.headers().contains(&"did not finish".to_string()));
     assert!(table.render_text().contains("did not finish"));
 }
+
+#[test]
+fn a_tie_at_the_least_mean_counts_for_at_but_not_for_bounds() {
+    // The scanners never run in a short run: every finite scan-delay ties with inf.
+    let tied = sweep(&[(
+        json!(0),
+        &[(json!(1), 3.0), (json!(10), 3.0), (json!("inf"), 3.0)],
+    )]);
+    let at_inf = claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat = \"inf\"\n");
+    assert_eq!(
+        status(&at_inf, &tied).0,
+        Status::Held,
+        "nothing does better than inf"
+    );
+    let finite = claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat_least = 0\n");
+    assert_eq!(
+        status(&finite, &tied).0,
+        Status::NotHeld,
+        "inf does as well"
+    );
+}

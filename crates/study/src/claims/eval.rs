@@ -732,16 +732,27 @@ fn curve(
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .ok_or_else(|| format!("{name}: no value of `{over}`"))?;
         let ranged: Vec<&(Value, f64)> = points.iter().filter(|p| in_range(&p.0)).collect();
+        // The values of `over` whose mean is the least in the range (several when tied).
+        let mut least: Vec<&Value> = Vec::new();
         let (m, text) = match c.measure {
             Measure::Argmin => {
                 let low = ranged
                     .iter()
                     .min_by(|a, b| a.1.total_cmp(&b.1))
                     .ok_or_else(|| format!("{name}: no value of `{over}` in the range"))?;
+                least = ranged
+                    .iter()
+                    .filter(|p| p.1 == low.1)
+                    .map(|p| &p.0)
+                    .collect();
                 let text = format!(
                     "{name}: least mean {} at {over}={}",
                     fmt_num(low.1),
-                    label(&low.0)
+                    least
+                        .iter()
+                        .map(|x| label(x))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
                 );
                 (Measured::At(low.0.clone()), text)
             }
@@ -769,11 +780,20 @@ fn curve(
             values.push((name.clone(), v));
         }
         let mut ok = true;
-        if let (Some(at), Measured::At(x)) = (&at, &m) {
-            ok &= values_equal(x, at);
+        // A tie at the least mean: `at` holds when it is among them (no value does
+        // better), bounds only when every one of them is within.
+        if let Some(at) = &at {
+            ok &= least.iter().any(|x| values_equal(x, at));
         }
         if c.at_least.is_some() || c.at_most.is_some() {
-            ok &= m.number().is_some_and(|v| within(v, c.at_least, c.at_most));
+            ok &= match c.measure {
+                Measure::Argmin => least
+                    .iter()
+                    .all(|x| as_f64(x).is_some_and(|v| within(v, c.at_least, c.at_most))),
+                Measure::WorstOverBest => {
+                    m.number().is_some_and(|v| within(v, c.at_least, c.at_most))
+                }
+            };
         }
         if !ok {
             failed.push(name.clone());

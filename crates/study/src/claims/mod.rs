@@ -75,6 +75,8 @@ pub enum Overlap {
 #[serde(rename_all = "kebab-case")]
 pub enum Measure {
     /// The value of `over` where the mean is least, among those in [`x_from`, `x_to`].
+    /// Where several tie, `at` holds if it is one of them (no value does better), bounds
+    /// only if every one is within them, and a direction across curves takes the first.
     Argmin,
     /// The largest mean among the values of `over` in [`x_from`, `x_to`] over the least
     /// mean of the whole curve: 1 where every value in the range is the best, and the

@@ -132,6 +132,11 @@ pub struct QuickSpec<V = Vec<toml::Value>> {
     /// Replacement values for named axes.
     #[serde(default, rename(deserialize = "axis"))]
     pub axes: BTreeMap<String, V>,
+    /// Settings added to a case axis's cases, by axis and label (applied after the case's
+    /// own): `cases = { workload = { psolu = { "workload.grid" = 24 } } }` shrinks one case
+    /// of a case axis that sets each case's size, which `base` cannot (axes override it).
+    #[serde(default)]
+    pub cases: BTreeMap<String, BTreeMap<String, toml::Table>>,
 }
 
 /// Reads a table as its entries, in the table's order.

@@ -139,10 +139,31 @@ pub(super) fn validate(written: WrittenSpec, text: &str, origin: &str) -> Result
                 }
                 qaxes.insert(k, values);
             }
+            for (k, by_label) in &q.cases {
+                let here = format!("quick.cases.{k}");
+                let Some(a) = axes.iter().find(|a| &a.field == k) else {
+                    return Err(invalid(&here, "names no axis of the spec".into()));
+                };
+                if a.labels.is_empty() {
+                    return Err(invalid(&here, "is no case axis (it has no labels)".into()));
+                }
+                for (label, sets) in by_label {
+                    if !a.labels.contains(label) {
+                        return Err(invalid(
+                            &format!("{here}.{label}"),
+                            format!("is no label of the axis ({})", a.labels.join(", ")),
+                        ));
+                    }
+                    for f in sets.keys() {
+                        check_path(f).map_err(|m| invalid(&format!("{here}.{label}.{f}"), m))?;
+                    }
+                }
+            }
             Some(QuickSpec {
                 trials: q.trials,
                 base: q.base,
                 axes: qaxes,
+                cases: q.cases,
             })
         }
     };
