@@ -261,6 +261,31 @@ fn dunx91_reproduces_in_quick_mode_and_evaluates_every_claim() {
 }
 
 #[test]
+fn larowe91_reproduces_in_quick_mode_and_evaluates_every_claim() {
+    let (out, text) = reproduce_quick("larowe91", "larowe91-quick", true);
+    // Quick runs use small programs and few points; CI checks that every study runs,
+    // Table 4 and the figures appear and every claim finds its runs.
+    assert!(text.contains("of 24 claims held"), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+    assert!(!text.contains("plot failed"), "{text}");
+    assert!(text.contains("Table 4") && text.contains("99% CI low"), "{text}");
+    // The break-even counts are exact in quick mode too.
+    for held in ["[held] breakeven-counts", "[held] figure6-breakeven-counts"] {
+        assert!(text.contains(held), "missing `{held}` in:\n{text}");
+    }
+    for n in 1..=9 {
+        let found = std::fs::read_dir(out.join("larowe91"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.starts_with(&format!("figure{n}-")) && name.ends_with(".svg")
+            });
+        assert!(found, "figure {n} missing");
+    }
+}
+
+#[test]
 fn platinum89_reproduces_in_quick_mode_with_the_breakeven_claims_held() {
     let (_, text) = reproduce_quick("platinum89", "platinum89-results", true);
     for held in [
