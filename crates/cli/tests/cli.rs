@@ -268,7 +268,10 @@ fn larowe91_reproduces_in_quick_mode_and_evaluates_every_claim() {
     assert!(text.contains("of 24 claims held"), "{text}");
     assert!(!text.contains("ERROR"), "{text}");
     assert!(!text.contains("plot failed"), "{text}");
-    assert!(text.contains("Table 4") && text.contains("99% CI low"), "{text}");
+    assert!(
+        text.contains("Table 4") && text.contains("99% CI low"),
+        "{text}"
+    );
     // The break-even counts are exact in quick mode too.
     for held in ["[held] breakeven-counts", "[held] figure6-breakeven-counts"] {
         assert!(text.contains(held), "missing `{held}` in:\n{text}");

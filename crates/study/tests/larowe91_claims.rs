@@ -265,18 +265,21 @@ fn set_time(r: &mut Record, s: f64) {
 fn is(r: &Record, field: &str, value: &str) -> bool {
     r.field(field).is_some_and(|v| match v {
         Value::String(s) => s == value,
-        other => other.to_string() == value,
+        other => value.parse::<f64>().ok() == other.as_f64(),
     })
 }
 
+/// A change made to the records of a study: (study, record).
+type Change = Box<dyn Fn(&str, &mut Record)>;
+
 /// A change to the paper-shaped results that contradicts the named claim.
-fn violation(claim: &str) -> Box<dyn Fn(&str, &mut Record)> {
+fn violation(claim: &str) -> Change {
     let at = |field: &'static str, value: &'static str, f: fn(&mut Record)| {
         Box::new(move |_: &str, r: &mut Record| {
             if is(r, field, value) {
                 f(r)
             }
-        }) as Box<dyn Fn(&str, &mut Record)>
+        }) as Change
     };
     let both =
         |a: (&'static str, &'static str), b: (&'static str, &'static str), f: fn(&mut Record)| {
@@ -284,7 +287,7 @@ fn violation(claim: &str) -> Box<dyn Fn(&str, &mut Record)> {
                 if is(r, a.0, a.1) && is(r, b.0, b.1) {
                     f(r)
                 }
-            }) as Box<dyn Fn(&str, &mut Record)>
+            }) as Change
         };
     match claim {
         "default-within-5pct-of-tuned" => {
