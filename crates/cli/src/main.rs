@@ -676,7 +676,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 .with_context(|| format!("writing {}", path.display()))?;
         }
     }
-    if stats.partial {
+    // A run out of its simulated-time budget is a result (it did not finish), not a
+    // stop by the user.
+    if stats.partial && !stats.budget_exceeded {
         return Err(Failure {
             code: 130,
             err: anyhow::anyhow!(

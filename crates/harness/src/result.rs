@@ -199,6 +199,13 @@ fn stats_json_with(cfg: &RunConfig, s: &Stats, data: &[String], pages: &Stats) -
             o.insert("partial".into(), json!(true));
         }
     }
+    if cfg.budget_ns > 0 {
+        // A run with a simulated-time budget says whether it finished within it (only
+        // those runs: the records of others stay as they were).
+        if let Some(o) = v.as_object_mut() {
+            o.insert("finished".into(), json!(!s.budget_exceeded));
+        }
+    }
     // Summaries of the per-page report, present only when there is one (so a claim over
     // them fails loudly instead of reading zeros).
     if cfg.report.per_page {

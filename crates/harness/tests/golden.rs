@@ -211,3 +211,8 @@ fn dunx91_quick_reproduction_gives_its_snapshot() {
 fn nikolopoulos02_quick_reproduction_gives_its_snapshot() {
     paper_snapshot("nikolopoulos02");
 }
+
+#[test]
+fn larowe91_quick_reproduction_gives_its_snapshot() {
+    paper_snapshot("larowe91");
+}

@@ -448,6 +448,7 @@ mod tests {
             variation: Default::default(),
             contention: false,
             cache: Default::default(),
+            compute_time_pct: 100,
         })
         .unwrap()
     }

@@ -657,6 +657,7 @@ pub(crate) fn gp1000_like_run(workload: WorkloadConfig) -> crate::stats::Stats {
         variation: Default::default(),
         contention: true,
         cache: Default::default(),
+        compute_time_pct: 100,
     };
     let mut run = crate::RunConfig::of(machine, workload);
     run.policy = crate::policy::PolicyConfig::default_of("larowe").expect("larowe registered");

@@ -487,6 +487,8 @@ pub fn convergence_plot(
             .collect(),
         band: false,
         bars: false,
+        x_labels: Vec::new(),
+        levels: Vec::new(),
     };
     write_figure(&fig, DEFAULT_SIZE, stem)
 }
