@@ -131,6 +131,24 @@ impl RefHistory {
         }
     }
 
+    /// Records `times` runs of `count` references by node `n` to page `p` (the same as
+    /// that many calls of [`RefHistory::record`]).
+    #[inline]
+    pub fn record_many(&mut self, p: Vpn, n: NodeId, count: u32, times: u64) {
+        let total = (count as u64).saturating_mul(times).min(u32::MAX as u64) as u32;
+        self.record(p, n, total);
+    }
+
+    /// Page `p`'s usage counters, one per node, under [`HistoryMode::Usage`] (a daemon
+    /// examining every entry copy of a page reads and clears them in one place).
+    #[inline]
+    pub fn usage_row(&mut self, p: Vpn) -> Option<&mut [u32]> {
+        match self.mode {
+            HistoryMode::Usage => Some(&mut self.usage[p.idx() * self.nodes..][..self.nodes]),
+            _ => None,
+        }
+    }
+
     /// The value a daemon reads for node `n` and page `p` without clearing it: the count
     /// (usage), the bit (refbit) or the aged register with the current bit shifted in
     /// (aging).

@@ -255,6 +255,10 @@ pub struct Memory {
     free_slots: Vec<u32>,
     /// Until when each (page, node) entry copy is locked; empty until a lock is taken.
     pte_locked_until: Vec<Ns>,
+    /// Per page, a time by which every copy of its entry is unlocked and every user run
+    /// through them is over (a bound: the latest lock or run end recorded), so a daemon
+    /// pass over a page that starts later has nothing to wait for at any copy.
+    pte_busy: Vec<Ns>,
     pte_users: Vec<UserRun>,
     pte_delays: Vec<(u32, Ns)>,
     free_frames: Vec<u32>,
@@ -295,6 +299,7 @@ impl Memory {
             targets: Vec::new(),
             free_slots: Vec::new(),
             pte_locked_until: Vec::new(),
+            pte_busy: Vec::new(),
             pte_users: Vec::new(),
             pte_delays: Vec::new(),
             free_frames: frames.to_vec(),
@@ -311,7 +316,14 @@ impl Memory {
     pub fn bytes_needed(npages: u64, nodes: u64, frames: u64, ptes: bool, replicas: bool) -> u64 {
         let size = |b: usize| b as u64;
         let extra_words = nodes.div_ceil(64).saturating_sub(1);
-        let per_page = size(std::mem::size_of::<PageRec>()) + 4 + extra_words.saturating_mul(3 * 8);
+        let per_page = size(std::mem::size_of::<PageRec>())
+            + 4
+            + extra_words.saturating_mul(3 * 8)
+            + if ptes {
+                size(std::mem::size_of::<Ns>())
+            } else {
+                0
+            };
         let per_entry = if ptes {
             size(std::mem::size_of::<Ns>()) + size(std::mem::size_of::<UserRun>())
         } else {
@@ -524,11 +536,14 @@ impl Memory {
         }
         let slot = &mut self.pte_locked_until[p.idx() * self.nodes + n.idx()];
         *slot = (*slot).max(until);
+        let busy = &mut self.pte_busy[p.idx()];
+        *busy = (*busy).max(until);
     }
 
     #[cold]
     fn allocate_pte_locks(&mut self) {
         self.pte_locked_until = vec![Ns::ZERO; self.recs.len() * self.nodes];
+        self.pte_busy = vec![Ns::ZERO; self.recs.len()];
     }
 
     /// Starts keeping the last user run through every page-table-entry copy, and the
@@ -536,7 +551,7 @@ impl Memory {
     /// others pay nothing).
     pub(crate) fn track_user_runs(&mut self) {
         self.pte_users = vec![UserRun::default(); self.recs.len() * self.nodes];
-        self.pte_locked_until = vec![Ns::ZERO; self.recs.len() * self.nodes];
+        self.allocate_pte_locks();
     }
 
     /// Records a run of user references from node `n` to page `p`, when tracked.
@@ -544,6 +559,8 @@ impl Memory {
     pub(crate) fn record_user_run(&mut self, p: Vpn, n: NodeId, run: UserRun) {
         if let Some(slot) = self.pte_users.get_mut(p.idx() * self.nodes + n.idx()) {
             *slot = run;
+            let busy = &mut self.pte_busy[p.idx()];
+            *busy = (*busy).max(run.end);
         }
     }
 
@@ -554,6 +571,100 @@ impl Memory {
             .get(p.idx() * self.nodes + n.idx())
             .copied()
             .unwrap_or_default()
+    }
+
+    /// A daemon's pass over page `p`'s entry copies on `nodes`, one after the other, from
+    /// `now + *cost`: each is acquired as [`crate::mm::Mm::acquire_pte`] does (after any
+    /// other holder, and after the access in progress of a user run through it), `read`
+    /// and held for `work`, and released as [`crate::mm::Mm::release_pte`] does (a user
+    /// whose run it interrupted owes the hold). `*cost` grows as those calls in turn would
+    /// make it grow. The page's row of entries is indexed once, and an entry nobody holds
+    /// or uses costs a few additions: the lock and the work, with nothing to wait for.
+    pub(crate) fn pass_entries(
+        &mut self,
+        p: Vpn,
+        nodes: &[NodeId],
+        now: Ns,
+        cost: &mut Ns,
+        (lock, work): (Ns, Ns),
+        mut read: impl FnMut(NodeId),
+    ) {
+        if self.pte_locked_until.is_empty() {
+            self.allocate_pte_locks();
+        }
+        let row = p.idx() * self.nodes;
+        let locks = &mut self.pte_locked_until[row..row + self.nodes];
+        let users: &[UserRun] = self.pte_users.get(row..row + self.nodes).unwrap_or(&[]);
+        // Saturating sums of non-negative terms do not depend on their grouping, so an
+        // uncontended entry adds `lock + work` at once, to the cost and to the time.
+        let held = lock + work;
+        let mut c = *cost;
+        let mut at = now + c;
+        let busy = &mut self.pte_busy[p.idx()];
+        let k = nodes.len() as u64;
+        let no_overflow = held
+            .0
+            .checked_mul(k)
+            .is_some_and(|all| at.0.checked_add(all).is_some() && c.0.checked_add(all).is_some());
+        if *busy <= at && no_overflow {
+            // No copy is locked or in use from here on: each is held for `held` in turn,
+            // and the sums stay below saturation.
+            let mut t = at.0;
+            for &n in nodes {
+                read(n);
+                t += held.0;
+                locks[n.idx()] = Ns(t);
+            }
+            *busy = Ns(t);
+            *cost = Ns(c.0 + k * held.0);
+            return;
+        }
+        for &n in nodes {
+            let slot = &mut locks[n.idx()];
+            // A user run under way through this copy: the daemon waits for the access in
+            // progress (its end is tested first: most runs are over).
+            let under_way = users
+                .get(n.idx())
+                .is_some_and(|r| at < r.end && r.start <= at && r.per_access > Ns::ZERO);
+            if *slot <= at && !under_way {
+                read(n);
+                at += held;
+                c += held;
+                *slot = at;
+                continue;
+            }
+            let free = at.max(*slot);
+            let mut got = free;
+            let mut user = None;
+            if let Some(run) = users.get(n.idx()) {
+                if free < run.end && run.start <= free && run.per_access > Ns::ZERO {
+                    let done = (free - run.start).0.div_ceil(run.per_access.0);
+                    got = (run.start + Ns(done.saturating_mul(run.per_access.0))).min(run.end);
+                    if got < run.end {
+                        user = Some(run.thread);
+                    }
+                }
+            }
+            c += got - at;
+            c += lock;
+            read(n);
+            c += work;
+            let end = now + c;
+            *slot = (*slot).max(end);
+            if let Some(t) = user {
+                self.pte_delays.push((t, end - got));
+            }
+            at = end;
+        }
+        *busy = (*busy).max(at);
+        *cost = c;
+    }
+
+    /// Whether no copy of page `p`'s entry is locked, or in use by a user run, at or
+    /// after `at` (then taking them all waits for nothing).
+    #[inline]
+    pub(crate) fn entries_free(&self, p: Vpn, at: Ns) -> bool {
+        self.pte_busy.get(p.idx()).is_none_or(|&b| b <= at)
     }
 
     /// Delays thread `thread` by `d` the next time it runs (a page-table-entry copy it was

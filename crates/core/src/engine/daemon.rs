@@ -4,21 +4,38 @@
 use super::*;
 
 impl Engine {
-    pub(super) fn daemon_step(&mut self, id: usize, now: Ns) {
-        let (node, steal) = (self.daemons[id].node, self.daemons[id].steal_proc);
-        let (policy, mut ctx) = self.ctx(now, node);
-        let next = policy.on_daemon(&mut ctx, id);
-        let busy = ctx.cost;
-        self.apply_delays();
-        self.stats.daemon_busy_ns += busy.0;
-        if let Some(p) = steal {
-            let b = &mut self.proc_busy_until[p.idx()];
-            *b = (*b).max(now + busy);
-        }
-        if let DaemonNext::After(wait) = next {
+    /// Daemon `id`'s step at `now`, and the steps after it that come before every other
+    /// event (a daemon runs ahead as a thread does: the same result as queueing each
+    /// step, without the queue).
+    pub(super) fn daemon_step(&mut self, id: usize, mut now: Ns) -> Result<(), SimError> {
+        loop {
+            let (node, steal) = (self.daemons[id].node, self.daemons[id].steal_proc);
+            let (policy, mut ctx) = self.ctx(now, node);
+            let next = policy.on_daemon(&mut ctx, id);
+            let busy = ctx.cost;
+            self.apply_delays();
+            self.stats.daemon_busy_ns += busy.0;
+            if let Some(p) = steal {
+                let b = &mut self.proc_busy_until[p.idx()];
+                *b = (*b).max(now + busy);
+            }
+            self.check_progress(now)?;
+            let DaemonNext::After(wait) = next else {
+                return Ok(());
+            };
             // A daemon that neither works nor waits would spin at one instant forever.
             let at = (now + busy + wait).max(now + Ns(1));
-            self.queue.push(at, Event::Daemon(id as u32));
+            // Queued, the next step would be taken first when it comes strictly before
+            // every other event; the event loop then counts it, checks the time limit
+            // and calls the monitor when it is due, so those steps go through the queue.
+            let first = self.queue.next_time().is_none_or(|t| at < t);
+            if !first || at.0 >= TIME_LIMIT || self.stats.ops + self.events + 1 >= self.next_poll {
+                self.queue.push(at, Event::Daemon(id as u32));
+                return Ok(());
+            }
+            self.events += 1;
+            self.now = at;
+            now = at;
         }
     }
 }

@@ -60,95 +60,266 @@ impl Event {
     }
 }
 
+/// The thread of an event code, if it is a thread's step.
+#[inline]
+pub(super) fn thread_of(code: u32) -> Option<u32> {
+    (code < DAEMON_BASE).then_some(code)
+}
+
 /// An event's key: time in the high 64 bits, then the sequence number, then the code, so
 /// one integer comparison orders by (time, sequence).
 #[inline]
-fn key(at: Ns, seq: u64, code: u32) -> u128 {
+pub(super) fn key(at: Ns, seq: u64, code: u32) -> u128 {
     ((at.0 as u128) << 64) | ((seq as u128) << CODE_BITS) | code as u128
 }
 
 #[inline]
-fn time_of(k: u128) -> Ns {
+pub(super) fn time_of(k: u128) -> Ns {
     Ns((k >> 64) as u64)
 }
 
 #[inline]
-fn code_of(k: u128) -> u32 {
+pub(super) fn code_of(k: u128) -> u32 {
     (k as u32) & ((1 << CODE_BITS) - 1)
 }
 
-/// The pending events, earliest first: a binary min-heap of integer keys.
+/// Where the event being handled sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Held {
+    /// No event is being handled (or it was scheduled again).
+    No,
+    /// At the front of the run of ascending keys.
+    Run,
+    /// At the top of the heap.
+    Heap,
+}
+
+/// The pending events, earliest first.
 ///
-/// The event being handled stays at the top while it is handled ([`EventQueue::take`]):
+/// Most events are scheduled later than every pending one: threads that take turns at
+/// the same pace (one reference each, a poll each) schedule their next steps in the order
+/// they run. Such keys are appended to `run`, a vector of ascending keys, in constant
+/// time; while `run` is short an earlier key is inserted in its place (binary search, a
+/// few dozen keys moved), so a run with few events keeps them all in order. Beyond that,
+/// a key earlier than the last keys of `run` sends those to `heap`, a binary min-heap of
+/// integer keys, and takes their place (each key goes to the heap at most once, and a
+/// late key stays near the heap's bottom). The earliest event is the smaller of the two
+/// fronts.
+///
+/// The event being handled stays at its front while it is handled ([`EventQueue::take`]):
 /// most handlers schedule the same event again (a thread's next step, a daemon's next
-/// wake-up), and then its key is replaced in place and sifted down once, instead of a
-/// removal and an insertion. Every other event is later than the held one (nothing is
-/// scheduled in the past, and a later push has a larger sequence number), so the held
-/// event stays at the top while it is handled.
-#[derive(Debug, Default)]
+/// wake-up), and then it leaves its place and the new key is inserted, with no separate
+/// removal. Every other event is later than the held one (nothing is scheduled in the
+/// past, and a later push has a larger sequence number), so the held event stays the
+/// earliest while it is handled.
+#[derive(Debug)]
 pub(crate) struct EventQueue {
+    run: Ring,
     heap: Vec<u128>,
     seq: u64,
-    /// The code of the event at the top that is being handled.
-    held: Option<u32>,
+    held: Held,
+    /// The code of the event being handled, while `held` is not `No`.
+    held_code: u32,
+    /// The earliest key but the held one's, `STALE` once the queue changed: a thread
+    /// running ahead asks after every operation, and nothing is scheduled meanwhile.
+    next: u128,
+}
+
+/// `EventQueue::next` when there is no other event. No key is this large or the next
+/// one down: their code bits are below the top codes.
+const NONE: u128 = u128::MAX;
+/// `EventQueue::next` when it is to be found again.
+const STALE: u128 = u128::MAX - 1;
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            run: Ring::default(),
+            heap: Vec::new(),
+            seq: 0,
+            held: Held::No,
+            held_code: 0,
+            next: STALE,
+        }
+    }
 }
 
 impl EventQueue {
     /// Schedules `event` at `at`, after every event already scheduled for `at`.
     #[inline]
     pub(crate) fn push(&mut self, at: Ns, event: Event) {
+        self.next = STALE;
         if self.seq + 1 >= 1 << SEQ_BITS {
             self.renumber();
         }
         self.seq += 1;
         let code = event.code();
         let k = key(at, self.seq, code);
-        if self.held == Some(code) {
-            self.held = None;
-            self.heap[0] = k;
-            self.sift_down(0);
-        } else {
-            self.heap.push(k);
-            self.sift_up(self.heap.len() - 1);
+        if self.held != Held::No && self.held_code == code {
+            // The held event scheduled again: it leaves its place for its new key.
+            if self.held == Held::Run {
+                self.held = Held::No;
+                self.run.pop_front();
+            } else if self.run.len() >= SORTED_AT_MOST && self.run.back().is_some_and(|b| b > k) {
+                // Into the heap, from its top: the new key takes the top's place.
+                self.held = Held::No;
+                self.heap[0] = k;
+                self.sift_down(0);
+                return;
+            } else {
+                self.release();
+            }
+        }
+        match self.run.back() {
+            Some(b) if b > k => self.insert_early(k),
+            _ => self.run.push_back(k),
         }
     }
 
-    /// The earliest event and its time, left at the top while it is handled: scheduling
-    /// it again replaces it there; [`EventQueue::release`] removes it otherwise.
+    /// Inserts `k`, earlier than the last key of `run`. When only a few keys of `run` are
+    /// later (events scheduled far ahead), those move to the heap and `k` joins `run`
+    /// after them; otherwise `k` is inserted in its place while `run` is short (a binary
+    /// search, a few dozen keys moved up), else it goes to the heap.
+    #[inline(never)]
+    fn insert_early(&mut self, k: u128) {
+        let n = self.run.len();
+        let later = (1..=n.min(DEMOTE_AT_MOST + 1))
+            .take_while(|&i| self.run.keys[self.run.keys.len() - i] > k)
+            .count();
+        if later <= DEMOTE_AT_MOST {
+            for _ in 0..later {
+                let b = self.run.pop_back();
+                self.heap_push(b);
+            }
+            self.run.push_back(k);
+        } else if n < SORTED_AT_MOST {
+            self.run.insert(k);
+        } else {
+            self.heap_push(k);
+        }
+    }
+
+    /// The earliest event and its time, left in place while it is handled: scheduling
+    /// it again moves it; [`EventQueue::release`] removes it otherwise.
     #[inline]
     pub(crate) fn take(&mut self) -> Option<(Ns, Event)> {
         self.release();
-        let &k = self.heap.first()?;
-        self.held = Some(code_of(k));
+        self.next = STALE;
+        let k = match (self.run.front(), self.heap.first()) {
+            (Some(r), Some(&h)) if h < r => {
+                self.held = Held::Heap;
+                h
+            }
+            (Some(r), _) => {
+                self.held = Held::Run;
+                r
+            }
+            (None, Some(&h)) => {
+                self.held = Held::Heap;
+                h
+            }
+            (None, None) => return None,
+        };
+        self.held_code = code_of(k);
         Some((time_of(k), Event::from_code(code_of(k))))
     }
 
     /// Removes the event handled last unless it was scheduled again.
     #[inline]
     pub(crate) fn release(&mut self) {
-        if self.held.take().is_some() {
-            let last = self.heap.pop().expect("a held event is in the heap");
-            if !self.heap.is_empty() {
-                self.heap[0] = last;
-                self.sift_down(0);
+        self.next = STALE;
+        match std::mem::replace(&mut self.held, Held::No) {
+            Held::No => {}
+            Held::Run => {
+                self.run.pop_front();
             }
+            Held::Heap => self.pop_heap(),
         }
     }
 
     /// When the earliest event other than the one being handled happens.
     #[inline]
-    pub(crate) fn next_time(&self) -> Option<Ns> {
-        let k = if self.held.is_some() {
+    pub(crate) fn next_time(&mut self) -> Option<Ns> {
+        if self.next == STALE {
+            self.next = self.next_key();
+        }
+        (self.next != NONE).then(|| time_of(self.next))
+    }
+
+    /// The earliest key other than the held one's, `NONE` when there is none.
+    #[inline]
+    fn next_key(&self) -> u128 {
+        let skip = (self.held == Held::Run) as usize;
+        let r = self
+            .run
+            .keys
+            .get(self.run.head + skip)
+            .copied()
+            .unwrap_or(NONE);
+        let h = if self.held == Held::Heap {
             // The second smallest key of a heap is one of the top's children.
-            match (self.heap.get(1), self.heap.get(2)) {
-                (Some(&a), Some(&b)) => a.min(b),
-                (Some(&a), None) => a,
-                _ => return None,
-            }
+            let a = self.heap.get(1).copied().unwrap_or(NONE);
+            let b = self.heap.get(2).copied().unwrap_or(NONE);
+            a.min(b)
         } else {
-            *self.heap.first()?
+            self.heap.first().copied().unwrap_or(NONE)
         };
-        Some(time_of(k))
+        r.min(h)
+    }
+
+    /// While the event being handled is the first of `run`: the keys of `run` (that
+    /// event first) and the earliest key of the heap. The earliest events of the queue
+    /// are the keys of `run` that come before the heap's earliest.
+    pub(super) fn held_run(&self) -> Option<(&[u128], Option<u128>)> {
+        (self.held == Held::Run)
+            .then(|| (&self.run.keys[self.run.head..], self.heap.first().copied()))
+    }
+
+    /// The last sequence number given.
+    pub(super) fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Whether `n` more sequence numbers can be given without renumbering.
+    pub(super) fn has_seq_room(&self, n: u64) -> bool {
+        self.seq.saturating_add(n) < (1 << SEQ_BITS) - 1
+    }
+
+    /// Replaces the first `m` keys of `run`, the held event's among them, by `keys`
+    /// (ascending, with sequence numbers after the last one given, the last of them
+    /// `seq() + used`): the same queue as handling those events one by one would leave
+    /// when each was scheduled again with those keys.
+    pub(super) fn replace_held_run(&mut self, m: usize, keys: &[u128], used: u64) {
+        debug_assert_eq!(self.held, Held::Run);
+        debug_assert!(self.has_seq_room(used));
+        self.next = STALE;
+        self.held = Held::No;
+        for _ in 0..m {
+            self.run.pop_front();
+        }
+        self.seq += used;
+        for &k in keys {
+            match self.run.back() {
+                Some(b) if b > k => self.insert_early(k),
+                _ => self.run.push_back(k),
+            }
+        }
+    }
+
+    #[inline]
+    fn heap_push(&mut self, k: u128) {
+        self.heap.push(k);
+        self.sift_up(self.heap.len() - 1);
+    }
+
+    /// Removes the heap's top.
+    #[inline]
+    fn pop_heap(&mut self) {
+        let last = self.heap.pop().expect("the heap is not empty");
+        if !self.heap.is_empty() {
+            self.heap[0] = last;
+            self.sift_down(0);
+        }
     }
 
     #[inline]
@@ -193,14 +364,103 @@ impl EventQueue {
 
     #[cold]
     fn renumber(&mut self) {
-        self.heap.sort_unstable();
-        let held = self.held.is_some();
-        for (i, k) in self.heap.iter_mut().enumerate() {
+        // Every key in order, renumbered from 1: ascending keys are a valid `run`, and the
+        // held event, the earliest, is still at its front.
+        let mut all: Vec<u128> = self.run.drain();
+        all.append(&mut self.heap);
+        all.sort_unstable();
+        for (i, k) in all.iter_mut().enumerate() {
             *k = key(time_of(*k), i as u64 + 1, code_of(*k));
         }
-        self.seq = self.heap.len() as u64;
-        // A sorted vector is a heap, and the held event is still its first element.
-        debug_assert!(!held || self.heap.first().map(|&k| Some(code_of(k))) == Some(self.held));
+        self.seq = all.len() as u64;
+        if self.held != Held::No {
+            debug_assert_eq!(all.first().map(|&k| code_of(k)), Some(self.held_code));
+            self.held = Held::Run;
+        }
+        for k in all {
+            self.run.push_back(k);
+        }
+    }
+}
+
+/// Most keys moved from the end of `run` to the heap for one earlier key.
+const DEMOTE_AT_MOST: usize = 4;
+
+/// Longest `run` into which a key is inserted in its place (beyond it, earlier keys go
+/// through the heap).
+const SORTED_AT_MOST: usize = 64;
+
+/// The queue's `run`: ascending keys in `keys[head..]`. The front leaves by advancing
+/// `head`; the space before it is reclaimed once it is as large as what is left, so
+/// every operation is a constant amount of work on average.
+#[derive(Debug, Default)]
+struct Ring {
+    keys: Vec<u128>,
+    head: usize,
+}
+
+impl Ring {
+    #[inline]
+    fn len(&self) -> usize {
+        self.keys.len() - self.head
+    }
+
+    /// Inserts `k` in its place.
+    #[inline]
+    fn insert(&mut self, k: u128) {
+        let at = self.keys[self.head..].partition_point(|&x| x < k);
+        self.keys.insert(self.head + at, k);
+    }
+
+    #[inline]
+    fn front(&self) -> Option<u128> {
+        self.keys.get(self.head).copied()
+    }
+
+    /// The last key (the vector is empty whenever `run` is: see `pop_front`).
+    #[inline]
+    fn back(&self) -> Option<u128> {
+        self.keys.last().copied()
+    }
+
+    #[inline]
+    fn push_back(&mut self, k: u128) {
+        self.keys.push(k);
+    }
+
+    #[inline]
+    fn pop_front(&mut self) {
+        self.head += 1;
+        if self.head == self.keys.len() {
+            self.keys.clear();
+            self.head = 0;
+        } else if self.head >= 32 && 2 * self.head >= self.keys.len() {
+            self.compact();
+        }
+    }
+
+    #[cold]
+    fn compact(&mut self) {
+        self.keys.drain(..self.head);
+        self.head = 0;
+    }
+
+    #[inline]
+    fn pop_back(&mut self) -> u128 {
+        let k = self.keys.pop().expect("run is not empty");
+        if self.head == self.keys.len() {
+            self.keys.clear();
+            self.head = 0;
+        }
+        k
+    }
+
+    /// Takes every key out, in order.
+    fn drain(&mut self) -> Vec<u128> {
+        let keys = self.keys.split_off(self.head);
+        self.keys.clear();
+        self.head = 0;
+        keys
     }
 }
 
@@ -297,5 +557,58 @@ mod tests {
                 Event::Thread(0)
             ]
         );
+    }
+
+    #[test]
+    fn events_leave_in_the_order_of_a_sorted_set_of_keys() {
+        // Threads take turns at paces mixed so that both `run` and the heap are used: the
+        // held event is scheduled again or not, other events are scheduled meanwhile.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut draw = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..200 {
+            let n = 1 + draw(24) as u32;
+            let mut q = EventQueue::default();
+            let mut model = std::collections::BTreeSet::new();
+            let mut pending = vec![false; n as usize];
+            let mut seq = 0u64;
+            let mut push =
+                |q: &mut EventQueue, model: &mut std::collections::BTreeSet<_>, at: u64, t: u32| {
+                    seq += 1;
+                    q.push(Ns(at), Event::Thread(t));
+                    model.insert((at, seq, t));
+                };
+            for t in 0..n {
+                push(&mut q, &mut model, draw(1000), t);
+                pending[t as usize] = true;
+            }
+            for _ in 0..2000 {
+                let Some((now, Event::Thread(t))) = q.take() else {
+                    assert!(model.is_empty());
+                    break;
+                };
+                let first = model.pop_first().unwrap();
+                assert_eq!((now.0, t), (first.0, first.2));
+                pending[t as usize] = false;
+                assert_eq!(q.next_time().map(|t| t.0), model.first().map(|k| k.0));
+                // Others scheduled meanwhile, then (usually) the held thread again.
+                for _ in 0..draw(3) {
+                    let o = draw(n as u64) as u32;
+                    if !pending[o as usize] && o != t {
+                        pending[o as usize] = true;
+                        push(&mut q, &mut model, now.0 + draw(3000), o);
+                    }
+                }
+                if draw(10) > 0 {
+                    let pace = if draw(4) == 0 { draw(5000) } else { 320 };
+                    pending[t as usize] = true;
+                    push(&mut q, &mut model, now.0 + pace, t);
+                }
+            }
+        }
     }
 }

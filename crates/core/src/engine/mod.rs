@@ -30,6 +30,7 @@ mod event;
 mod ops;
 mod sched;
 mod setup;
+mod spin;
 mod sync;
 mod variation;
 
@@ -282,6 +283,11 @@ pub struct Engine {
     stop_at: u64,
     /// Clock interrupts (absent: none).
     ticks: Option<Ticks>,
+    /// Scratch of the polls made in bulk (`spin.rs`), kept to stay allocation-free.
+    spin_group: Vec<spin::Poll>,
+    spin_keys: Vec<u128>,
+    spin_claims: Vec<u64>,
+    spin_gen: u64,
 }
 
 impl Engine {
@@ -359,6 +365,9 @@ impl Engine {
             }
             match event {
                 Event::Thread(who) => {
+                    if self.threads[who as usize].spin_on.is_some() && self.spin_rounds(now) {
+                        continue;
+                    }
                     let th = &mut self.threads[who as usize];
                     th.queued = false;
                     self.queued_threads -= 1;
@@ -370,10 +379,7 @@ impl Engine {
                     self.tick(now)?;
                     self.check_progress(now)?;
                 }
-                Event::Daemon(id) => {
-                    self.daemon_step(id as usize, now);
-                    self.check_progress(now)?;
-                }
+                Event::Daemon(id) => self.daemon_step(id as usize, now)?,
             }
         }
         // A thread that ran ahead to its end past the limit leaves a makespan beyond it.

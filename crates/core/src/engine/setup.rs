@@ -306,6 +306,10 @@ impl Engine {
                 .budget
                 .map_or(TIME_LIMIT, |b| b.0.saturating_add(1).min(TIME_LIMIT)),
             ticks,
+            spin_group: Vec::new(),
+            spin_keys: Vec::new(),
+            spin_claims: Vec::new(),
+            spin_gen: 0,
         };
         {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));

@@ -106,6 +106,13 @@ impl Ticks {
         self.charge_due(p, from, to, ts)
     }
 
+    /// When processor `p`'s next clock interrupt comes (or came, when it is behind: it is
+    /// caught up at the next charge).
+    #[inline]
+    pub(super) fn next_at(&self, p: usize) -> Ns {
+        self.next[p]
+    }
+
     #[cold]
     fn charge_due(&mut self, p: usize, from: Ns, to: Ns, ts: &mut ThreadStats) -> Ns {
         let next = &mut self.next[p];

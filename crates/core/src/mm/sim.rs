@@ -23,6 +23,8 @@ pub struct SimMm<'a> {
     pub(crate) counters: Option<&'a mut super::PageCounters>,
     /// The processors' caches: a page that moves leaves them.
     pub(crate) caches: Option<&'a mut crate::cache::Caches>,
+    /// Entry holds of [`Mm::migrate_holding_entries`], a buffer kept between calls.
+    pub(crate) holds: &'a mut Vec<PteHold>,
     pub(crate) now: Ns,
     pub(crate) actor: NodeId,
     pub(crate) cost: Ns,
@@ -406,6 +408,52 @@ impl Mm for SimMm<'_> {
         if let Some(t) = hold.user {
             self.mem.delay_thread(t, end - hold.acquired);
         }
+    }
+
+    fn examine_entries(&mut self, vpn: Vpn, nodes: &[NodeId], examine: Ns, counts: &mut [u32]) {
+        let lock = Ns(self.machine.costs().pte_lock_ns);
+        let (now, cost) = (self.now, &mut self.cost);
+        if let Some(usage) = self.hist.usage_row(vpn) {
+            // Usage counters read and cleared in the page's row (`RefHistory::examine`).
+            self.mem
+                .pass_entries(vpn, nodes, now, cost, (lock, examine), |n| {
+                    counts[n.idx()] = std::mem::take(&mut usage[n.idx()]);
+                });
+        } else {
+            let hist = &mut *self.hist;
+            self.mem
+                .pass_entries(vpn, nodes, now, cost, (lock, examine), |n| {
+                    counts[n.idx()] = hist.examine(vpn, n);
+                });
+        }
+    }
+
+    fn migrate_holding_entries(&mut self, vpn: Vpn, to: NodeId, nodes: &[NodeId], update: Ns) {
+        if self.mem.entries_free(vpn, self.now + self.cost) {
+            // Nothing to wait for: every copy is taken at once (its lock cost each), and
+            // no user is interrupted, so a release only locks the copy until then.
+            let lock = Ns(self.machine.costs().pte_lock_ns);
+            for _ in nodes {
+                self.cost += lock;
+            }
+            let _ = self.migrate(vpn, to);
+            for &n in nodes {
+                self.cost += update;
+                let end = self.now + self.cost;
+                self.mem.lock_pte(vpn, n, end);
+            }
+            return;
+        }
+        // As the provided method, with the holds in a buffer kept from call to call.
+        let mut held = std::mem::take(self.holds);
+        held.clear();
+        held.extend(nodes.iter().map(|&n| self.acquire_pte(vpn, n)));
+        let _ = self.migrate(vpn, to);
+        for h in held.drain(..) {
+            self.charge(update);
+            self.release_pte(h);
+        }
+        *self.holds = held;
     }
 
     fn age_modifications(&mut self, vpn: Vpn) {

@@ -36,6 +36,8 @@ pub struct MemSystem {
     pub(crate) counters: Option<super::PageCounters>,
     /// The processors' caches, when the machine has them.
     pub(crate) caches: Option<crate::cache::Caches>,
+    /// A buffer for the entries a daemon holds at once (kept to stay allocation-free).
+    pub(crate) holds: Vec<super::PteHold>,
 }
 
 /// A fault the policy (and the default handling after it) left without a mapping that
@@ -68,6 +70,7 @@ impl MemSystem {
             rng: Pcg64::seed_from_u64(seed),
             counters: None,
             caches: None,
+            holds: Vec::new(),
             machine,
         }
     }
@@ -85,6 +88,7 @@ impl MemSystem {
             rng: &mut self.rng,
             counters: self.counters.as_mut(),
             caches: self.caches.as_mut(),
+            holds: &mut self.holds,
             now,
             actor,
             cost: Ns::ZERO,

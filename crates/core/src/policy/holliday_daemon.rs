@@ -146,22 +146,25 @@ impl HollidayDaemon {
     /// One examine step: every copy of `vpn`'s entry, one at a time.
     fn examine(&mut self, ctx: &mut dyn Mm, d: usize, vpn: Vpn) {
         let examine = Ns(ctx.machine().costs().pte_examine_ns);
-        for c in self.counts.iter_mut() {
-            *c = 0;
-        }
+        // `counts` is zero but for the copies examined here, and is left zero again: a
+        // step touches the counts of the page-table copies, not of every node.
         ctx.examine_entries(vpn, &self.copies, examine, &mut self.counts);
-        if ctx.copy_count(vpn) != 1 {
-            return;
-        }
-        let home = ctx.home(vpn);
-        // The most referencing node, the lowest-numbered among equals.
-        let (mut best, mut top) = (0, self.counts[0]);
-        for (i, &c) in self.counts.iter().enumerate().skip(1) {
+        let single = ctx.copy_count(vpn) == 1;
+        let home = if single {
+            self.counts[ctx.home(vpn).idx()]
+        } else {
+            0
+        };
+        // The most referencing node, the lowest-numbered among equals (the copies are in
+        // ascending order; every other node counts zero).
+        let (mut best, mut top) = (0, 0);
+        for n in &self.copies {
+            let c = std::mem::take(&mut self.counts[n.idx()]);
             if c > top {
-                (best, top) = (i, c);
+                (best, top) = (n.idx(), c);
             }
         }
-        if top > 0 && top > self.counts[home.idx()] {
+        if single && top > 0 && top > home {
             self.daemons[d].chosen.push((vpn, NodeId(best as u16)));
         }
     }

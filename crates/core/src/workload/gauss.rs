@@ -18,7 +18,7 @@
 //! coarse-grain version: each thread's rows are placed on its node and every thread copies
 //! the pivot row into a private local buffer once per round before using it.
 
-use super::{thread_count, Emitter, Op, Program, Variant};
+use super::{thread_count, Emitter, Op, Program, Variant, STREAM_OPS};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -80,6 +80,11 @@ impl Default for GaussConfig {
 struct ThreadState {
     started: bool,
     round: u64,
+    /// The round under way and its next row (its rows are appended a few at a time).
+    rows: Option<(u64, std::iter::StepBy<std::ops::Range<u64>>)>,
+    /// The reference run taken back at the end of the last call
+    /// ([`super::hold_back`]).
+    pending: Option<Op>,
 }
 
 impl crate::registry::Describe for GaussConfig {
@@ -204,6 +209,8 @@ impl Gauss {
                 ThreadState {
                     started: false,
                     round: 0,
+                    rows: None,
+                    pending: None,
                 };
                 threads as usize
             ],
@@ -224,9 +231,20 @@ impl Gauss {
         }
     }
 
-    /// Rows of thread `t`, ascending.
-    fn rows_of(&self, t: u32) -> impl Iterator<Item = u64> + '_ {
-        (0..self.n).filter(move |&i| self.owner(i) == t)
+    /// Rows of thread `t` below row `k`, ascending (found without scanning every row:
+    /// every round asks).
+    fn rows_after(&self, t: u32, k: u64) -> std::iter::StepBy<std::ops::Range<u64>> {
+        let (p, first) = (self.threads as u64, k + 1);
+        if self.cyclic {
+            // The first row from `first` whose number is `t` modulo the thread count.
+            let start = first + (t as u64 + p - first % p) % p;
+            (start.min(self.n)..self.n).step_by(p as usize)
+        } else {
+            // Blocks are contiguous and in thread order.
+            let lo = partition(self.n, |i| self.owner(i) < t);
+            let hi = partition(self.n, |i| self.owner(i) <= t);
+            (lo.max(first).min(hi)..hi).step_by(1)
+        }
     }
 
     /// The Uniform System placement: each row's pages on its owner's node, each private
@@ -340,12 +358,11 @@ impl Gauss {
             .range(out, a.addr(i, k), len, a.elem_bytes, 1, true);
     }
 
-    /// One round of thread `t`: wait for pivot `k`, copy it (numa), eliminate own rows
-    /// below it (row k+1 first, then signal it), or nothing when no own row is left.
-    fn round(&self, t: u32, k: u64, out: &mut Vec<Op>) {
-        let mine: Vec<u64> = self.rows_of(t).filter(|&i| i > k).collect();
-        if mine.is_empty() {
-            return;
+    /// The start of round `k` for thread `t`: wait for pivot `k`, copy it (numa). Its own
+    /// rows below the pivot follow (`false`: it has none, and the round is nothing).
+    fn round_start(&self, t: u32, k: u64, out: &mut Vec<Op>) -> bool {
+        if self.rows_after(t, k).next().is_none() {
+            return false;
         }
         if self.owner(k) != t {
             out.push(Op::Spin {
@@ -365,13 +382,40 @@ impl Gauss {
             self.emit
                 .range(out, buf.addr(t as u64, k), len, buf.elem_bytes, 1, true);
         }
-        for &i in &mine {
-            self.eliminate(t, k, i, out);
-            if i == k + 1 {
-                self.signal(k + 1, out);
+        true
+    }
+
+    /// A whole round, as the calls of a round append it one after another.
+    #[cfg(test)]
+    fn round(&self, t: u32, k: u64, out: &mut Vec<Op>) {
+        if self.round_start(t, k, out) {
+            for i in self.rows_after(t, k) {
+                self.round_row(t, k, i, out);
             }
         }
     }
+
+    /// Row `i` of round `k` (eliminated, then signalled when it is the next pivot).
+    fn round_row(&self, t: u32, k: u64, i: u64, out: &mut Vec<Op>) {
+        self.eliminate(t, k, i, out);
+        if i == k + 1 {
+            self.signal(k + 1, out);
+        }
+    }
+}
+
+/// The first of `0..n` for which `below` is false (`below` holds for a prefix).
+fn partition(n: u64, below: impl Fn(u64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 impl Program for Gauss {
@@ -394,16 +438,38 @@ impl Program for Gauss {
             self.start(t, out);
             return;
         }
-        // Rounds in which the thread has nothing to do emit nothing; skip to the next one
-        // that does, or finish.
-        while self.state[ti].round + 1 < self.n {
-            let k = self.state[ti].round;
-            self.state[ti].round += 1;
-            self.round(t, k, out);
-            if !out.is_empty() {
-                out.push(Op::IterationEnd(k as u32));
-                return;
+        // A round is appended a few rows at a time ([`STREAM_OPS`]); the run last taken
+        // back starts the next call.
+        if let Some(op) = self.state[ti].pending.take() {
+            out.push(op);
+        }
+        if self.state[ti].rows.is_none() {
+            // Rounds in which the thread has nothing to do emit nothing; skip to the next
+            // one that does, or finish.
+            loop {
+                if self.state[ti].round + 1 >= self.n {
+                    return;
+                }
+                let k = self.state[ti].round;
+                self.state[ti].round += 1;
+                if self.round_start(t, k, out) {
+                    self.state[ti].rows = Some((k, self.rows_after(t, k)));
+                    break;
+                }
             }
+        }
+        let (k, mut rows) = self.state[ti].rows.take().expect("a round under way");
+        for i in rows.by_ref() {
+            self.round_row(t, k, i, out);
+            if out.len() > STREAM_OPS {
+                break;
+            }
+        }
+        if rows.clone().next().is_none() {
+            out.push(Op::IterationEnd(k as u32));
+        } else {
+            self.state[ti].pending = super::hold_back(out);
+            self.state[ti].rows = Some((k, rows));
         }
     }
 }
@@ -477,6 +543,42 @@ mod tests {
         g.round(1, 2, &mut out);
         assert_eq!(refs(&out, true), 3 * 6 + 1);
         assert!(matches!(out[0], Op::Spin { event: 2, .. }));
+    }
+
+    #[test]
+    fn rounds_appended_a_few_rows_at_a_time_are_the_rounds_appended_whole() {
+        let c = GaussConfig {
+            n: 300,
+            threads: Some(2),
+            ..Default::default()
+        };
+        let mut g = Gauss::new(&c, &machine(2)).unwrap();
+        let whole = {
+            let g = Gauss::new(&c, &machine(2)).unwrap();
+            let mut out = Vec::new();
+            g.start(1, &mut out);
+            for k in 0..c.n - 1 {
+                let before = out.len();
+                g.round(1, k, &mut out);
+                if out.len() > before {
+                    out.push(Op::IterationEnd(k as u32));
+                }
+            }
+            out
+        };
+        let (mut streamed, mut out, mut calls) = (Vec::new(), Vec::new(), 0);
+        loop {
+            out.clear();
+            g.next_ops(1, &[true, true], &mut out);
+            if out.is_empty() {
+                break;
+            }
+            assert!(out.len() <= STREAM_OPS + 8);
+            calls += 1;
+            streamed.extend_from_slice(&out);
+        }
+        assert!(calls > c.n);
+        assert_eq!(streamed, whole);
     }
 
     #[test]

@@ -206,44 +206,54 @@ impl LoopBody for JacobiBody {
         (self.prow * self.pcol) as u32
     }
     fn chunk(&self, iter: u32, chunk: u32, out: &mut Vec<Op>) {
+        for part in 0..self.parts(iter, chunk) {
+            self.part(iter, chunk, part, out);
+        }
+    }
+    /// A part per row of the partition, then the residual's when there is one.
+    fn parts(&self, _iter: u32, _chunk: u32) -> u32 {
+        self.rpp as u32 + u32::from(self.residuals.is_some())
+    }
+    fn part(&self, iter: u32, chunk: u32, part: u32, out: &mut Vec<Op>) {
+        let (pr, pc) = (chunk as u64 / self.pcol, chunk as u64 % self.pcol);
+        if part as u64 >= self.rpp {
+            if let Some(r) = self.residuals {
+                let a = self.layout.array(r);
+                self.emit
+                    .range(out, a.addr(0, chunk as u64), 1, self.elem, 1, true);
+            }
+            return;
+        }
         let old = self.grids[(iter % 2) as usize];
         let new = self.grids[((iter + 1) % 2) as usize];
-        let (pr, pc) = (chunk as u64 / self.pcol, chunk as u64 % self.pcol);
-        let (r0, r1) = (pr * self.rpp, (pr + 1) * self.rpp);
+        let i = pr * self.rpp + part as u64;
         let (c0, c1) = (pc * self.cpp, (pc + 1) * self.cpp);
         let n = self.n;
-        for i in r0..r1 {
-            // Up neighbours.
-            if i > 0 {
-                self.seg(out, old, i - 1, c0..c1, 1, false);
-            }
-            // Left and right neighbours in row i: the element left of the segment and the
-            // two ends are read once, the interior twice, the element right of it once.
-            if c0 > 0 {
-                self.seg(out, old, i, c0 - 1..c0, 1, false);
-            }
-            if c1 - c0 >= 2 {
-                self.seg(out, old, i, c0..c0 + 1, 1, false);
-                self.seg(out, old, i, c0 + 1..c1 - 1, 2, false);
-                self.seg(out, old, i, c1 - 1..c1, 1, false);
-            }
-            if c1 < n {
-                self.seg(out, old, i, c1..c1 + 1, 1, false);
-            }
-            // Down neighbours.
-            if i + 1 < n {
-                self.seg(out, old, i + 1, c0..c1, 1, false);
-            }
-            if self.compute_per_row > Ns::ZERO {
-                out.push(Op::Compute(self.compute_per_row));
-            }
-            self.seg(out, new, i, c0..c1, 1, true);
+        // Up neighbours.
+        if i > 0 {
+            self.seg(out, old, i - 1, c0..c1, 1, false);
         }
-        if let Some(r) = self.residuals {
-            let a = self.layout.array(r);
-            self.emit
-                .range(out, a.addr(0, chunk as u64), 1, self.elem, 1, true);
+        // Left and right neighbours in row i: the element left of the segment and the two
+        // ends are read once, the interior twice, the element right of it once.
+        if c0 > 0 {
+            self.seg(out, old, i, c0 - 1..c0, 1, false);
         }
+        if c1 - c0 >= 2 {
+            self.seg(out, old, i, c0..c0 + 1, 1, false);
+            self.seg(out, old, i, c0 + 1..c1 - 1, 2, false);
+            self.seg(out, old, i, c1 - 1..c1, 1, false);
+        }
+        if c1 < n {
+            self.seg(out, old, i, c1..c1 + 1, 1, false);
+        }
+        // Down neighbours.
+        if i + 1 < n {
+            self.seg(out, old, i + 1, c0..c1, 1, false);
+        }
+        if self.compute_per_row > Ns::ZERO {
+            out.push(Op::Compute(self.compute_per_row));
+        }
+        self.seg(out, new, i, c0..c1, 1, true);
     }
 }
 

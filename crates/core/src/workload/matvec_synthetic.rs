@@ -11,7 +11,7 @@
 //! which is what the Foresight baseline migrates on.
 
 use super::pair_rows::PairRows;
-use super::{thread_count, Op, Program};
+use super::{thread_count, Op, Program, STREAM_OPS};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -91,6 +91,9 @@ pub struct MatvecSynthetic {
     refs_zero: u32,
     compute: Ns,
     hints: Vec<Option<u32>>,
+    /// Each thread's row under way and its next entry (a row is appended a few hundred
+    /// entries at a time).
+    place: Vec<Option<(u64, u64)>>,
 }
 
 impl MatvecSynthetic {
@@ -154,6 +157,7 @@ impl MatvecSynthetic {
             refs_zero: c.refs_per_zero,
             compute: Ns(c.compute_ns_per_nonzero),
             hints,
+            place: vec![None; threads as usize],
         })
     }
 }
@@ -172,39 +176,102 @@ impl Program for MatvecSynthetic {
         &self.hints
     }
     fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
-        let Some(r) = self.rows.claim(t) else {
-            return;
-        };
-        let a = self.layout.array(self.a);
-        let ps = self.page_size;
-        let first = a.addr(r, 0) / ps;
-        let last = (a.addr(r, self.n - 1)) / ps;
-        for p in first..=last {
-            out.push(Op::Advise(Vpn(p as u32)));
-        }
-        let sparse_half = self.rows.in_even_half(r);
-        for j in 0..self.n {
-            let zero = sparse_half && j % 2 == 0;
-            let count = if zero {
-                self.refs_zero
-            } else {
-                self.refs_nonzero
+        let ti = t as usize;
+        loop {
+            let (r, j0) = match self.place[ti] {
+                Some(place) => place,
+                None => {
+                    // A row is claimed when the thread's previous row is all consumed,
+                    // never in a call that appended part of it.
+                    if !out.is_empty() {
+                        return;
+                    }
+                    let Some(r) = self.rows.claim(t) else {
+                        return;
+                    };
+                    let a = self.layout.array(self.a);
+                    let ps = self.page_size;
+                    let first = a.addr(r, 0) / ps;
+                    let last = (a.addr(r, self.n - 1)) / ps;
+                    for p in first..=last {
+                        out.push(Op::Advise(Vpn(p as u32)));
+                    }
+                    (r, 0)
+                }
             };
-            if count == 0 {
-                continue;
+            // The row's entries a few hundred at a time ([`STREAM_OPS`]).
+            let a = self.layout.array(self.a);
+            let ps = self.page_size;
+            let sparse_half = self.rows.in_even_half(r);
+            let mut j = j0;
+            while j < self.n && out.len() < STREAM_OPS {
+                let zero = sparse_half && j % 2 == 0;
+                let count = if zero {
+                    self.refs_zero
+                } else {
+                    self.refs_nonzero
+                };
+                if count > 0 {
+                    // One op per entry, not merged per page: a page that migrates in the
+                    // middle of a row serves the rest of the row from its new home.
+                    out.push(Op::Ref {
+                        vpn: Vpn((a.addr(r, j) / ps) as u32),
+                        write: false,
+                        count,
+                        at: 0,
+                        span: 0,
+                    });
+                    if !zero && self.compute > Ns::ZERO {
+                        out.push(Op::Compute(self.compute));
+                    }
+                }
+                j += 1;
             }
-            // One op per entry, not merged per page: a page that migrates in the middle
-            // of a row serves the rest of the row from its new home.
-            out.push(Op::Ref {
-                vpn: Vpn((a.addr(r, j) / ps) as u32),
-                write: false,
-                count,
-                at: 0,
-                span: 0,
-            });
-            if !zero && self.compute > Ns::ZERO {
-                out.push(Op::Compute(self.compute));
+            self.place[ti] = (j < self.n).then_some((r, j));
+            if !out.is_empty() {
+                return;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_comes_a_few_hundred_entries_a_call_and_whole_in_order() {
+        let mut m = crate::mm::test_machine_config(4);
+        m.frames_per_node = 1 << 16;
+        let machine = Machine::new(m).unwrap();
+        let c = MatvecSyntheticConfig {
+            n: 1000,
+            threads: Some(4),
+            compute_ns_per_nonzero: 5,
+            ..MatvecSyntheticConfig::default()
+        };
+        let mut p = MatvecSynthetic::new(&c, &machine).unwrap();
+        let (mut out, mut rows) = (Vec::new(), Vec::<Vec<Op>>::new());
+        loop {
+            out.clear();
+            p.next_ops(0, &[true; 4], &mut out);
+            if out.is_empty() {
+                break;
+            }
+            assert!(out.len() <= STREAM_OPS + 16, "{}", out.len());
+            // A row starts with its announcements, in a call of its own.
+            if matches!(out[0], Op::Advise(_)) {
+                rows.push(Vec::new());
+            }
+            rows.last_mut().unwrap().extend_from_slice(&out);
+        }
+        assert!(!rows.is_empty());
+        for row in &rows {
+            let refs = row.iter().filter(|o| matches!(o, Op::Ref { .. })).count() as u64;
+            let computes = row.iter().filter(|o| matches!(o, Op::Compute(_))).count() as u64;
+            // Every entry of the row, or every other one in the sparse half.
+            assert!(refs == c.n || refs == c.n / 2, "{refs}");
+            assert_eq!(refs, computes);
         }
     }
 }

@@ -303,6 +303,35 @@ pub trait LoopBody {
     fn chunks(&self) -> u32;
     /// Appends the operations of chunk `chunk` in iteration `iter`.
     fn chunk(&self, iter: u32, chunk: u32, out: &mut Vec<Op>);
+    /// How many parts the driver asks for chunk `chunk` of iteration `iter` in (so that a
+    /// large chunk is generated a part at a time, while its thread works through it).
+    /// Default: one, the whole chunk.
+    fn parts(&self, _iter: u32, _chunk: u32) -> u32 {
+        1
+    }
+    /// Appends part `part` of chunk `chunk` in iteration `iter`; the parts in order append
+    /// what [`LoopBody::chunk`] appends. Default: the whole chunk as part 0.
+    fn part(&self, iter: u32, chunk: u32, part: u32, out: &mut Vec<Op>) {
+        debug_assert_eq!(part, 0);
+        self.chunk(iter, chunk, out);
+    }
+}
+
+/// About how many operations a generator appends per call before it stops and keeps the
+/// rest for the next: threads hold a few hundred operations each, never a whole row,
+/// iteration or program, so the buffers stay in the host's caches.
+pub const STREAM_OPS: usize = 256;
+
+/// Ends a call of a generator that has more to append: when the last operation appended is
+/// a reference run it is taken back (returned) to start the next call, so that a run the
+/// next part would merge into it (as [`push_span`] merges consecutive runs to one page)
+/// merges as if everything had been appended in one call. `out` keeps at least one
+/// operation when it had two.
+pub fn hold_back(out: &mut Vec<Op>) -> Option<Op> {
+    match out.last() {
+        Some(Op::Ref { .. }) if out.len() >= 2 => out.pop(),
+        _ => None,
+    }
 }
 
 /// Drives a [`LoopBody`]: each thread runs the chunks dealt to it, then a barrier and an
@@ -315,6 +344,9 @@ pub trait LoopBody {
 /// the team), only the team meets at the construct's barrier and iteration end, and a
 /// thread outside it sits the construct out (idle, polling the runtime every
 /// [`IDLE_POLL`]) and joins the next construct it is running for.
+///
+/// A thread's work of an iteration is appended a few hundred operations at a time
+/// ([`STREAM_OPS`], in the body's parts), the thread's place kept between calls.
 #[derive(Debug)]
 pub struct ForkJoin<B> {
     body: B,
@@ -323,6 +355,19 @@ pub struct ForkJoin<B> {
     dealt_iter: Option<u32>,
     deal: Vec<Vec<u32>>,
     adaptive: Option<Team>,
+    /// Each thread's place in the work of the iteration it is in, while some is left.
+    work: Vec<Option<Work>>,
+    /// Each thread's reference run taken back at the end of a call ([`hold_back`]).
+    pending: Vec<Option<Op>>,
+}
+
+/// A thread's place in its work of an iteration: the next of its dealt chunks, and the
+/// next part of it.
+#[derive(Clone, Copy, Debug)]
+struct Work {
+    iter: u32,
+    next: usize,
+    part: u32,
 }
 
 /// How long an idle thread of an adaptive program waits before it looks for work again
@@ -353,6 +398,8 @@ impl<B: LoopBody> ForkJoin<B> {
             dealt_iter: None,
             deal: vec![Vec::new(); threads as usize],
             adaptive: None,
+            work: vec![None; threads as usize],
+            pending: vec![None; threads as usize],
         }
     }
 
@@ -382,7 +429,10 @@ impl<B: LoopBody> ForkJoin<B> {
     /// Bytes a driver of `threads` threads keeps besides its dealt chunks (for
     /// footprints).
     pub fn bytes(threads: u32) -> u64 {
-        threads as u64 * 16 + 64
+        threads as u64
+            * (16
+                + (std::mem::size_of::<Option<Work>>() + std::mem::size_of::<Option<Op>>()) as u64)
+            + 64
     }
 
     fn deal_chunks(&mut self, running: &[bool]) {
@@ -404,27 +454,65 @@ impl<B: LoopBody> ForkJoin<B> {
         }
     }
 
-    /// Emits thread `t`'s next iteration (see [`Program::next_ops`]).
+    /// Emits thread `t`'s next operations (see [`Program::next_ops`]): an iteration's
+    /// entry and work, more of its work, or the end of its work and the iteration.
     pub fn next_ops(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
         if self.adaptive.is_some() {
             return self.next_ops_adaptive(t, running, out);
         }
-        let iter = self.next_iter[t as usize];
-        if iter >= self.body.iterations() {
+        let ti = t as usize;
+        if self.work[ti].is_none() {
+            let iter = self.next_iter[ti];
+            if iter >= self.body.iterations() {
+                return;
+            }
+            if self.dealt_iter != Some(iter) {
+                self.deal_chunks(running);
+                self.dealt_iter = Some(iter);
+            }
+            out.push(Op::ParallelEnter(iter));
+            self.work[ti] = Some(Work {
+                iter,
+                next: 0,
+                part: 0,
+            });
+        }
+        if !self.stream_work(ti, out) {
             return;
         }
-        if self.dealt_iter != Some(iter) {
-            self.deal_chunks(running);
-            self.dealt_iter = Some(iter);
-        }
-        out.push(Op::ParallelEnter(iter));
-        for &c in &self.deal[t as usize] {
-            self.body.chunk(iter, c, out);
-        }
+        let iter = self.work[ti].take().expect("work under way").iter;
         out.push(Op::Barrier);
         out.push(Op::ParallelExit(iter));
         out.push(Op::IterationEnd(iter));
-        self.next_iter[t as usize] = iter + 1;
+        self.next_iter[ti] = iter + 1;
+    }
+
+    /// Appends thread `ti`'s work of its iteration, part by part, until about
+    /// [`STREAM_OPS`] operations are in `out`; `true` once all of it is appended.
+    fn stream_work(&mut self, ti: usize, out: &mut Vec<Op>) -> bool {
+        if let Some(op) = self.pending[ti].take() {
+            out.push(op);
+        }
+        let w = self.work[ti].as_mut().expect("work under way");
+        let deal = &self.deal[ti];
+        loop {
+            let Some(&c) = deal.get(w.next) else {
+                return true;
+            };
+            let parts = self.body.parts(w.iter, c);
+            if w.part < parts {
+                self.body.part(w.iter, c, w.part, out);
+                w.part += 1;
+            }
+            if w.part >= parts {
+                w.next += 1;
+                w.part = 0;
+            }
+            if out.len() > STREAM_OPS && w.next < deal.len() {
+                self.pending[ti] = hold_back(out);
+                return false;
+            }
+        }
     }
 
     /// The adaptive driver: entry announced on its own (so the scheduler's answer to it
@@ -434,6 +522,9 @@ impl<B: LoopBody> ForkJoin<B> {
     /// its iteration.
     fn next_ops_adaptive(&mut self, t: u32, running: &[bool], out: &mut Vec<Op>) {
         let ti = t as usize;
+        if self.work[ti].is_some() {
+            return self.finish_adaptive(ti, out);
+        }
         let last = self.body.iterations();
         let mut iter = self.next_iter[ti];
         if iter >= last {
@@ -483,9 +574,20 @@ impl<B: LoopBody> ForkJoin<B> {
             out.push(Op::ParallelExit(iter));
             return;
         }
-        for &c in &self.deal[ti] {
-            self.body.chunk(iter, c, out);
+        self.work[ti] = Some(Work {
+            iter,
+            next: 0,
+            part: 0,
+        });
+        self.finish_adaptive(ti, out);
+    }
+
+    /// The adaptive driver's work of an iteration, a part at a time, then its end.
+    fn finish_adaptive(&mut self, ti: usize, out: &mut Vec<Op>) {
+        if !self.stream_work(ti, out) {
+            return;
         }
+        let iter = self.work[ti].take().expect("work under way").iter;
         out.push(Op::IterationEnd(iter));
         out.push(Op::Barrier);
         out.push(Op::ParallelExit(iter));
@@ -743,5 +845,65 @@ mod tests {
         fj.next_ops(2, &running, &mut out);
         assert_eq!(out[1], Op::Compute(Ns(2)));
         assert_eq!(out[2], Op::Barrier);
+    }
+
+    /// A body whose parts append runs that merge across parts (ten parts a page).
+    struct Runs;
+    impl LoopBody for Runs {
+        fn iterations(&self) -> u32 {
+            2
+        }
+        fn chunks(&self) -> u32 {
+            3
+        }
+        fn chunk(&self, iter: u32, chunk: u32, out: &mut Vec<Op>) {
+            for p in 0..self.parts(iter, chunk) {
+                self.part(iter, chunk, p, out);
+            }
+        }
+        fn parts(&self, _iter: u32, chunk: u32) -> u32 {
+            700 + chunk
+        }
+        fn part(&self, iter: u32, chunk: u32, part: u32, out: &mut Vec<Op>) {
+            push_ref(out, Vpn(chunk * 1000 + part / 10), iter % 2 == 0, 1);
+            if part % 7 == 0 {
+                out.push(Op::Ref {
+                    vpn: Vpn(part),
+                    write: true,
+                    count: 1,
+                    at: 0,
+                    span: 0,
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_work_is_the_work_appended_at_once_merges_and_all() {
+        let mut fj = ForkJoin::new(Runs, 2);
+        let running = [true, true];
+        let mut calls = 0;
+        let mut streamed = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            out.clear();
+            fj.next_ops(0, &running, &mut out);
+            if out.is_empty() {
+                break;
+            }
+            assert!(out.len() <= STREAM_OPS + 8, "{}", out.len());
+            calls += 1;
+            streamed.extend_from_slice(&out);
+        }
+        let mut whole = Vec::new();
+        for iter in 0..2 {
+            whole.push(Op::ParallelEnter(iter));
+            for c in [0, 2] {
+                Runs.chunk(iter, c, &mut whole);
+            }
+            whole.extend([Op::Barrier, Op::ParallelExit(iter), Op::IterationEnd(iter)]);
+        }
+        assert!(calls > 4);
+        assert_eq!(streamed, whole);
     }
 }
