@@ -865,8 +865,13 @@ mod tests {
             700 + chunk
         }
         fn part(&self, iter: u32, chunk: u32, part: u32, out: &mut Vec<Op>) {
-            push_ref(out, Vpn(chunk * 1000 + part / 10), iter % 2 == 0, 1);
-            if part % 7 == 0 {
+            push_ref(
+                out,
+                Vpn(chunk * 1000 + part / 10),
+                iter.is_multiple_of(2),
+                1,
+            );
+            if part.is_multiple_of(7) {
                 out.push(Op::Ref {
                     vpn: Vpn(part),
                     write: true,
