@@ -117,6 +117,19 @@ fn count_by_data(
     json!(by)
 }
 
+/// The average of the threads' completion times (ns; 0 without threads): Holliday
+/// reports it rather than the makespan.
+pub fn mean_completion_ns(s: &Stats) -> f64 {
+    if s.threads.is_empty() {
+        return 0.0;
+    }
+    s.threads
+        .iter()
+        .map(|t| t.completion_ns as f64)
+        .sum::<f64>()
+        / s.threads.len() as f64
+}
+
 /// The average turnaround of a multiprogrammed run's measured programs (Nikolopoulos et
 /// al. 2002 report it per workload): every program but the `background` load, which is
 /// the noise beside them rather than a job measured. `None` for a run of one program or
@@ -147,16 +160,7 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
 /// per-page report from `s`).
 fn stats_json_with(cfg: &RunConfig, s: &Stats, data: &[String], pages: &Stats) -> Value {
     let e = &s.events;
-    // Holliday reports the average of the processors' completion times.
-    let mean_completion_ns = if s.threads.is_empty() {
-        0.0
-    } else {
-        s.threads
-            .iter()
-            .map(|t| t.completion_ns as f64)
-            .sum::<f64>()
-            / s.threads.len() as f64
-    };
+    let mean_completion_ns = mean_completion_ns(s);
     let mut v = json!({
         "makespan_ns": s.makespan_ns,
         "mean_completion_ns": mean_completion_ns,

@@ -46,18 +46,7 @@ impl Metric {
     pub fn of(self, s: &numaplace_core::Stats) -> f64 {
         match self {
             Metric::Makespan => s.makespan_ns as f64 * 1e-9,
-            Metric::MeanCompletion => {
-                if s.threads.is_empty() {
-                    0.0
-                } else {
-                    s.threads
-                        .iter()
-                        .map(|t| t.completion_ns as f64)
-                        .sum::<f64>()
-                        / s.threads.len() as f64
-                        * 1e-9
-                }
-            }
+            Metric::MeanCompletion => crate::result::mean_completion_ns(s) * 1e-9,
         }
     }
 }
