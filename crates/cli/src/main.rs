@@ -10,6 +10,8 @@ use numaplace_harness::{presets, resolve, text, Overrides, UserError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod tune_cmd;
+
 /// Dynamic page placement on non-uniform memory: a deterministic simulator of the classic
 /// and modern placement policies.
 #[derive(Parser, Debug)]
@@ -68,6 +70,14 @@ enum Command {
     /// second and peak memory, each scenario in a process of its own (`--compare` a stored
     /// `--json` result for ratios).
     Bench(BenchArgs),
+    /// Tune a policy's parameters for one workload on one machine: a noise-aware search
+    /// of the space the policy declares, its budget counted in simulation runs; writes the
+    /// best setting as a [policy] table, every candidate and a convergence plot.
+    Tune(tune_cmd::TuneArgs),
+    /// Settings of a policy across a grid of workloads x machines: each setting's regret
+    /// against each cell's tuned best, its worst and mean regret, and the minimax-regret
+    /// default.
+    Robustness(tune_cmd::RobustnessArgs),
 }
 
 /// `numaplace bench`.
@@ -512,6 +522,8 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Breakeven(a) => breakeven(a),
         Command::Bench(a) => bench(a),
         Command::Oracle(a) => oracle(a),
+        Command::Tune(a) => tune_cmd::tune(a),
+        Command::Robustness(a) => tune_cmd::robustness(a),
     }
 }
 
@@ -664,7 +676,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 .with_context(|| format!("writing {}", path.display()))?;
         }
     }
-    if stats.partial {
+    // A run out of its simulated-time budget is a result (it did not finish), not a
+    // stop by the user.
+    if stats.partial && !stats.budget_exceeded {
         return Err(Failure {
             code: 130,
             err: anyhow::anyhow!(

@@ -261,6 +261,57 @@ fn dunx91_reproduces_in_quick_mode_and_evaluates_every_claim() {
 }
 
 #[test]
+fn nikolopoulos02_reproduces_in_quick_mode_and_evaluates_every_claim() {
+    let (out, text) = reproduce_quick("nikolopoulos02", "nikolopoulos02-quick", true);
+    // Quick runs use a 32^3 grid and one trial: CI checks that every study runs, every
+    // claim finds its runs and the tables and plots appear.
+    assert!(text.contains("of 43 claims held"), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+    for table in ["Table 1", "Table 2", "Table 3", "Figure 7"] {
+        assert!(text.contains(table), "{table} missing");
+    }
+    for plot in [
+        "figure7-rhs-remote-per-iteration.svg",
+        "figure8-bt-execution-time.svg",
+        "figure9-bt-time-sharing.svg",
+        "figure14-space-sharing-all-kernels.svg",
+    ] {
+        assert!(
+            out.join("nikolopoulos02").join(plot).is_file(),
+            "{plot} missing"
+        );
+    }
+}
+
+#[test]
+fn larowe91_reproduces_in_quick_mode_and_evaluates_every_claim() {
+    let (out, text) = reproduce_quick("larowe91", "larowe91-quick", true);
+    // Quick runs use small programs and few points; CI checks that every study runs,
+    // Table 4 and the figures appear and every claim finds its runs.
+    assert!(text.contains("of 24 claims held"), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+    assert!(!text.contains("plot failed"), "{text}");
+    assert!(
+        text.contains("Table 4") && text.contains("99% CI low"),
+        "{text}"
+    );
+    // The break-even counts are exact in quick mode too.
+    for held in ["[held] breakeven-counts", "[held] figure6-breakeven-counts"] {
+        assert!(text.contains(held), "missing `{held}` in:\n{text}");
+    }
+    for n in 1..=9 {
+        let found = std::fs::read_dir(out.join("larowe91"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.starts_with(&format!("figure{n}-")) && name.ends_with(".svg")
+            });
+        assert!(found, "figure {n} missing");
+    }
+}
+
+#[test]
 fn platinum89_reproduces_in_quick_mode_with_the_breakeven_claims_held() {
     let (_, text) = reproduce_quick("platinum89", "platinum89-results", true);
     for held in [
@@ -329,6 +380,43 @@ fn a_negative_dunx_freeze_window_is_a_user_error_naming_it() {
         "policy.freeze_window_ns=-1",
     ]);
     assert_user_error(&o, &["policy.freeze_window_ns"]);
+}
+
+#[test]
+fn a_run_out_of_its_budget_is_reported_as_not_finished_with_success() {
+    let path = tmp("budget.json");
+    let mut args = vec![
+        "run",
+        "--set",
+        "budget_ns=1000000",
+        "--json",
+        path.to_str().unwrap(),
+    ];
+    args.extend_from_slice(SMALL);
+    let o = numaplace(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("DID NOT FINISH within the budget"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["finished"], false);
+    assert_eq!(v["partial"], true);
+    assert_eq!(v["config"]["budget_ns"], 1000000);
+
+    // With room to finish, the record says so and is otherwise the run's own.
+    let mut args = vec!["run", "--set", "budget_ns=1000000000000", "--json", "-"];
+    args.extend_from_slice(SMALL);
+    let o = numaplace(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["finished"], true);
+    assert!(v.get("partial").is_none());
+}
+
+#[test]
+fn a_budget_past_the_time_limit_is_a_user_error_naming_it() {
+    let o = numaplace(&["run", "--set", "budget_ns=9223372036854775807"]);
+    assert_user_error(&o, &["budget_ns"]);
 }
 
 #[test]

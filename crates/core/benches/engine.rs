@@ -42,6 +42,7 @@ fn machine(page: u64) -> MachineConfig {
         variation: Default::default(),
         contention: false,
         cache: Default::default(),
+        compute_time_pct: 100,
     }
 }
 
@@ -61,6 +62,7 @@ fn config(page: u64, workload: WorkloadConfig) -> RunConfig {
             series_interval_ns: 0,
             series_by_array: false,
         },
+        budget_ns: 0,
     }
 }
 

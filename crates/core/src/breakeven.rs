@@ -155,6 +155,7 @@ mod tests {
             variation: Default::default(),
             contention: false,
             cache: Default::default(),
+            compute_time_pct: 100,
         })
         .unwrap()
     }

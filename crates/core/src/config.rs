@@ -133,6 +133,17 @@ pub struct RunConfig {
     #[field(nested)]
     #[serde(default)]
     pub report: ReportConfig,
+    /// A simulated-time budget (ns): a run still going then is stopped and reported as not
+    /// finished (its record says `finished = false`, its statistics are partial), so a
+    /// configuration that never completes (pages bouncing for ever) ends with that result
+    /// instead of running on. 0: none. Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
+    pub budget_ns: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// The dotted path of program `i`'s field `field` (written as `workload...`): itself in
@@ -156,6 +167,7 @@ impl RunConfig {
             scheduler: SchedulerConfig::default(),
             seed: DEFAULT_SEED,
             report: ReportConfig::default(),
+            budget_ns: 0,
         }
     }
 
@@ -271,6 +283,7 @@ impl RunConfig {
                 per_page: self.report.per_page,
                 series_interval: Some(Ns(self.report.series_interval_ns)),
                 series_by_array: self.report.series_by_array,
+                budget: (self.budget_ns > 0).then_some(Ns(self.budget_ns)),
             },
         )
     }
@@ -280,6 +293,14 @@ impl RunConfig {
     /// node-pair tables and a policy object are built; both are small).
     pub fn estimate(&self) -> Result<Estimate, ConfigError> {
         self.report.check_ranges("report")?;
+        crate::fields::check_value(
+            "",
+            "budget_ns",
+            &self.budget_ns,
+            Some(crate::fields::Bound::Int(0)),
+            Some(crate::fields::Bound::Int(crate::TIME_LIMIT as i128)),
+            "ns",
+        )?;
         if self.report.series_by_array && !self.report.per_page {
             return Err(ConfigError::new(
                 "report.series_by_array",

@@ -28,6 +28,7 @@ pub mod policy;
 pub mod registry;
 pub mod sched;
 pub mod stats;
+pub mod tune;
 pub mod types;
 pub mod workload;
 

@@ -158,6 +158,24 @@ pub struct MachineConfig {
     #[serde(default, skip_serializing_if = "CacheConfig::is_off")]
     #[field(nested)]
     pub cache: CacheConfig,
+    /// Computation time as a percentage of what the workloads state (their `compute_*`
+    /// costs): a processor faster than the one a workload's costs were estimated for
+    /// takes less. The Butterfly-era workloads' costs are estimates for the MC68020; the
+    /// TC2000's MC88100 is faster (LaRowe, Ellis & Kaplan 1991, sec. 3: page operations
+    /// cost about the same on both machines but "as much as an order of magnitude" more
+    /// relative to processor speed on the TC2000). Memory references and page operations
+    /// are unaffected. Default 100.
+    #[serde(default = "hundred", skip_serializing_if = "is_hundred")]
+    #[field(min = 1, max = 100_000, unit = "%")]
+    pub compute_time_pct: u32,
+}
+
+fn hundred() -> u32 {
+    100
+}
+
+fn is_hundred(x: &u32) -> bool {
+    *x == 100
 }
 
 /// Run-to-run variation: physical sources of the differences between two runs of one

@@ -247,6 +247,11 @@ pub struct Stats {
     /// The run was stopped before every thread finished: the statistics cover the run up
     /// to `makespan_ns` only.
     pub partial: bool,
+    /// The run did not finish within its simulated-time budget
+    /// ([`crate::EngineOptions::budget`]): it was stopped there (and is `partial`), or it
+    /// ended after it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub budget_exceeded: bool,
     /// What the processor caches did, when the machine has them (`refs` then counts
     /// memory accesses: the lines that missed).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -37,6 +37,7 @@ fn run_cfg(machine: MachineConfig, workload: WorkloadConfig, policy: PolicyConfi
         scheduler: SchedulerConfig::default(),
         seed: 7,
         report: Default::default(),
+        budget_ns: 0,
     }
     .run()
     .expect("run succeeds")
@@ -325,6 +326,7 @@ fn a_preempted_threads_chunks_move_to_running_threads() {
         }),
         seed: 1,
         report: Default::default(),
+        budget_ns: 0,
     };
     let err = cfg
         .run()
@@ -378,6 +380,7 @@ fn a_workload_larger_than_memory_is_a_configuration_error() {
         scheduler: SchedulerConfig::default(),
         seed: 1,
         report: Default::default(),
+        budget_ns: 0,
     };
     match cfg.run() {
         Err(SimError::Config(e)) => assert_eq!(e.field, "machine.frames_per_node"),

@@ -161,6 +161,7 @@ fn two_daemons_each_examine_their_own_partition() {
             scheduler: SchedulerConfig::default(),
             seed: 1,
             report: Default::default(),
+            budget_ns: 0,
         }
         .run()
         .unwrap()
@@ -206,6 +207,7 @@ fn synthetic(policy: PolicyConfig, refs: u32) -> Stats {
         scheduler: SchedulerConfig::default(),
         seed: 1,
         report: Default::default(),
+        budget_ns: 0,
     }
     .run()
     .unwrap()
@@ -255,6 +257,7 @@ fn matvec_sparse_references_the_three_vectors_once_per_entry() {
         scheduler: SchedulerConfig::default(),
         seed: 1,
         report: Default::default(),
+        budget_ns: 0,
     }
     .run()
     .unwrap();
@@ -277,6 +280,7 @@ fn surface_wave_threads_never_wait_for_each_other() {
         scheduler: SchedulerConfig::default(),
         seed: 1,
         report: Default::default(),
+        budget_ns: 0,
     }
     .run()
     .unwrap();
@@ -306,6 +310,7 @@ fn jacobi_threads_wait_at_the_barrier_for_the_slowest() {
         scheduler: SchedulerConfig::default(),
         seed: 1,
         report: Default::default(),
+        budget_ns: 0,
     }
     .run()
     .unwrap();
@@ -330,6 +335,7 @@ fn surface_wave_partition_major_layout_keeps_most_references_local() {
             scheduler: SchedulerConfig::default(),
             seed: 1,
             report: Default::default(),
+            budget_ns: 0,
         }
         .run()
         .unwrap()

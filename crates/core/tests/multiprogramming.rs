@@ -66,6 +66,7 @@ fn run(workloads: &[WorkloadConfig], scheduler: SchedulerConfig, seed: u64) -> S
             per_page: false,
             series_interval: None,
             series_by_array: false,
+            budget: None,
         },
     )
     .unwrap()
@@ -211,6 +212,7 @@ fn series_by_array_counts_each_arrays_references_per_iteration() {
             per_page: true,
             series_interval: None,
             series_by_array: true,
+            budget: None,
         },
     )
     .unwrap()

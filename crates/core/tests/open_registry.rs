@@ -65,6 +65,7 @@ fn run_with(policy: PolicyConfig) -> numaplace_core::Stats {
         scheduler: Default::default(),
         seed: 1,
         report: Default::default(),
+        budget_ns: 0,
     }
     .run()
     .unwrap()

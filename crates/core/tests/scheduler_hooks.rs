@@ -122,6 +122,7 @@ fn run(
             per_page: false,
             series_interval: series,
             series_by_array: false,
+            budget: None,
         },
     )?
     .run()

@@ -16,6 +16,7 @@ pub mod result;
 pub mod slowdown;
 pub mod study_runner;
 pub mod text;
+pub mod tune;
 
 pub use limits::{admit, Limits};
 pub use numaplace_core::{RunConfig, Stats};

@@ -117,6 +117,39 @@ fn count_by_data(
     json!(by)
 }
 
+/// The average of the threads' completion times (ns; 0 without threads): Holliday
+/// reports it rather than the makespan.
+pub fn mean_completion_ns(s: &Stats) -> f64 {
+    if s.threads.is_empty() {
+        return 0.0;
+    }
+    s.threads
+        .iter()
+        .map(|t| t.completion_ns as f64)
+        .sum::<f64>()
+        / s.threads.len() as f64
+}
+
+/// The average turnaround of a multiprogrammed run's measured programs (Nikolopoulos et
+/// al. 2002 report it per workload): every program but the `background` load, which is
+/// the noise beside them rather than a job measured. `None` for a run of one program or
+/// of background load alone.
+pub fn mean_turnaround_ns(s: &Stats) -> Option<f64> {
+    if s.programs.len() < 2 {
+        return None;
+    }
+    let measured: Vec<u64> = s
+        .programs
+        .iter()
+        .filter(|p| p.name != "background")
+        .map(|p| p.turnaround_ns)
+        .collect();
+    if measured.is_empty() {
+        return None;
+    }
+    Some(measured.iter().map(|&t| t as f64).sum::<f64>() / measured.len() as f64)
+}
+
 /// The JSON record of a run; `data` names the arrays on each page (see
 /// [`RunConfig::page_data`]).
 pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
@@ -127,16 +160,7 @@ pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
 /// per-page report from `s`).
 fn stats_json_with(cfg: &RunConfig, s: &Stats, data: &[String], pages: &Stats) -> Value {
     let e = &s.events;
-    // Holliday reports the average of the processors' completion times.
-    let mean_completion_ns = if s.threads.is_empty() {
-        0.0
-    } else {
-        s.threads
-            .iter()
-            .map(|t| t.completion_ns as f64)
-            .sum::<f64>()
-            / s.threads.len() as f64
-    };
+    let mean_completion_ns = mean_completion_ns(s);
     let mut v = json!({
         "makespan_ns": s.makespan_ns,
         "mean_completion_ns": mean_completion_ns,
@@ -161,6 +185,12 @@ fn stats_json_with(cfg: &RunConfig, s: &Stats, data: &[String], pages: &Stats) -
             o.insert(c.name.into(), json!(c.value));
         }
     }
+    if let Some(t) = mean_turnaround_ns(s) {
+        // Only runs of several programs carry it, so one-program records stay as they were.
+        if let Some(o) = v.as_object_mut() {
+            o.insert("mean_turnaround_ns".into(), json!(t));
+        }
+    }
     if let Some(c) = &s.cache {
         // Only runs on a machine with processor caches carry it.
         if let Some(o) = v.as_object_mut() {
@@ -171,6 +201,13 @@ fn stats_json_with(cfg: &RunConfig, s: &Stats, data: &[String], pages: &Stats) -
         // Only a stopped run carries the mark, so complete records stay as they were.
         if let Some(o) = v.as_object_mut() {
             o.insert("partial".into(), json!(true));
+        }
+    }
+    if cfg.budget_ns > 0 {
+        // A run with a simulated-time budget says whether it finished within it (only
+        // those runs: the records of others stay as they were).
+        if let Some(o) = v.as_object_mut() {
+            o.insert("finished".into(), json!(!s.budget_exceeded));
         }
     }
     // Summaries of the per-page report, present only when there is one (so a claim over

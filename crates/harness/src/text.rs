@@ -27,7 +27,21 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
         cfg.scheduler.kind(),
         cfg.seed
     );
-    if s.partial {
+    if s.budget_exceeded {
+        let _ = writeln!(
+            o,
+            "DID NOT FINISH within the budget of {} of simulated time (budget_ns){}",
+            secs(cfg.budget_ns),
+            if s.partial {
+                format!(
+                    ": stopped at {}, the statistics below cover the run so far",
+                    secs(s.makespan_ns)
+                )
+            } else {
+                String::new()
+            }
+        );
+    } else if s.partial {
         let _ = writeln!(
             o,
             "PARTIAL: stopped at {} of simulated time before every thread finished",

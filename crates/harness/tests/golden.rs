@@ -206,3 +206,13 @@ fn platinum89_quick_reproduction_gives_its_snapshot() {
 fn dunx91_quick_reproduction_gives_its_snapshot() {
     paper_snapshot("dunx91");
 }
+
+#[test]
+fn nikolopoulos02_quick_reproduction_gives_its_snapshot() {
+    paper_snapshot("nikolopoulos02");
+}
+
+#[test]
+fn larowe91_quick_reproduction_gives_its_snapshot() {
+    paper_snapshot("larowe91");
+}

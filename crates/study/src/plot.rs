@@ -15,11 +15,14 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde_json::Value;
 
-use crate::spec::{default_group_by, Band, PlotKind, PlotSpec, Spec};
+use crate::reproduce::PaperUnit;
+use crate::spec::{default_group_by, Band, PlotKind, PlotSpec, Spec, XScale};
 use crate::stats::Summary;
 use crate::store::Record;
 use crate::table::group_records;
-use crate::value::{as_f64, fmt_num, get_dotted, label, toml_to_json};
+use crate::value::{
+    as_f64, compare_values, fmt_num, get_dotted, label, toml_to_json, values_equal,
+};
 
 /// Default image size in pixels (width, height).
 pub const DEFAULT_SIZE: (u32, u32) = (900, 600);
@@ -46,6 +49,14 @@ pub struct PlotRequest {
     pub filter: Vec<(String, Value)>,
     /// Image size in pixels.
     pub size: (u32, u32),
+    /// How x values are placed (`line` plots).
+    pub x_scale: XScale,
+    /// Unit x (a time in ns) is shown in.
+    pub x_unit: Option<PaperUnit>,
+    /// Unit the metric (a time in ns) is shown in.
+    pub y_unit: Option<PaperUnit>,
+    /// Selectors of runs drawn as horizontal reference levels (`line` plots).
+    pub levels: Vec<Vec<(String, Value)>>,
 }
 
 impl PlotRequest {
@@ -61,6 +72,10 @@ impl PlotRequest {
             title: String::new(),
             filter: Vec::new(),
             size: DEFAULT_SIZE,
+            x_scale: XScale::Linear,
+            x_unit: None,
+            y_unit: None,
+            levels: Vec::new(),
         }
     }
 
@@ -90,6 +105,18 @@ impl PlotRequest {
                 .map(|(k, v)| (k.clone(), toml_to_json(v)))
                 .collect(),
             size: DEFAULT_SIZE,
+            x_scale: plot.x_scale,
+            x_unit: plot.x_unit,
+            y_unit: plot.y_unit,
+            levels: plot
+                .levels
+                .iter()
+                .map(|sel| {
+                    sel.iter()
+                        .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                        .collect()
+                })
+                .collect(),
         }
     }
 }
@@ -133,6 +160,10 @@ pub struct Figure {
     pub band: bool,
     /// Draw bars instead of lines.
     pub bars: bool,
+    /// For a category x scale: the label of each position 0, 1, ...
+    pub x_labels: Vec<String>,
+    /// Horizontal reference levels: label and height.
+    pub levels: Vec<(String, f64)>,
 }
 
 fn group_label(fields: &[String], key: &[Value], fallback: &str) -> String {
@@ -150,15 +181,51 @@ fn group_label(fields: &[String], key: &[Value], fallback: &str) -> String {
         .join(", ")
 }
 
+/// `x` (ns) in `unit`, or as it is.
+fn in_unit(x: f64, unit: Option<PaperUnit>) -> f64 {
+    unit.map_or(x, |u| x / u.ns())
+}
+
+/// A description with its unit, e.g. `makespan_ns (s)`.
+fn with_unit(desc: &str, unit: Option<PaperUnit>) -> String {
+    match unit {
+        Some(u) => format!("{desc} ({})", u.symbol()),
+        None => desc.to_string(),
+    }
+}
+
+/// The label of a selector's level: its values, joined.
+fn level_label(sel: &[(String, Value)]) -> String {
+    sel.iter()
+        .map(|(_, v)| label(v))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Computes the figure data of a request.
 pub fn figure(records: &[Record], req: &PlotRequest) -> anyhow::Result<Figure> {
+    let is_level = |r: &Record| req.levels.iter().any(|sel| r.matches(sel));
     let selected: Vec<Record> = records
         .iter()
-        .filter(|r| r.ok() && r.matches(&req.filter))
+        .filter(|r| r.ok() && r.matches(&req.filter) && !is_level(r))
         .cloned()
         .collect();
+    let mut levels = Vec::new();
+    if req.kind == PlotKind::Line {
+        for sel in &req.levels {
+            let ys: Vec<f64> = records
+                .iter()
+                .filter(|r| r.ok() && r.matches(&req.filter) && r.matches(sel))
+                .filter_map(|r| r.metric(&req.metric))
+                .collect();
+            if let Some(m) = crate::stats::mean(&ys) {
+                levels.push((level_label(sel), in_unit(m, req.y_unit)));
+            }
+        }
+    }
     let groups = group_records(&selected, &req.group_by);
     let mut lines = Vec::new();
+    let mut x_labels = Vec::new();
     let (x_desc, y_desc, band, bars);
     match req.kind {
         PlotKind::Line | PlotKind::Speedup => {
@@ -166,22 +233,50 @@ pub fn figure(records: &[Record], req: &PlotRequest) -> anyhow::Result<Figure> {
                 .x
                 .as_deref()
                 .ok_or_else(|| anyhow!("a {:?} plot needs an x field", req.kind))?;
+            let category = req.kind == PlotKind::Line && req.x_scale == XScale::Category;
+            // On a category scale: every distinct x in order, each at its position.
+            let mut xs: Vec<Value> = Vec::new();
+            if category {
+                for r in &selected {
+                    let xv = r
+                        .field(x_field)
+                        .ok_or_else(|| anyhow!("run {} has no field `{x_field}`", r.id))?;
+                    if !xs.iter().any(|x| values_equal(x, &xv)) {
+                        xs.push(xv);
+                    }
+                }
+                xs.sort_by(compare_values);
+                x_labels = xs
+                    .iter()
+                    .map(|x| match as_f64(x) {
+                        Some(v) => fmt_num(in_unit(v, req.x_unit)),
+                        None => label(x),
+                    })
+                    .collect();
+            }
             for (key, members) in &groups {
                 let mut by_x: Vec<(f64, Vec<f64>)> = Vec::new();
                 for r in members {
                     let xv = r
                         .field(x_field)
                         .ok_or_else(|| anyhow!("run {} has no field `{x_field}`", r.id))?;
-                    let x = as_f64(&xv).ok_or_else(|| {
-                        anyhow!(
-                            "x field `{x_field}` is not numeric ({}) in run {}",
-                            xv,
-                            r.id
-                        )
-                    })?;
+                    let x = if category {
+                        xs.iter().position(|x| values_equal(x, &xv)).unwrap_or(0) as f64
+                    } else {
+                        let x = as_f64(&xv).ok_or_else(|| {
+                            anyhow!(
+                                "x field `{x_field}` is not numeric ({}) in run {}; \
+                                 `x_scale = \"category\"` places such values",
+                                xv,
+                                r.id
+                            )
+                        })?;
+                        in_unit(x, req.x_unit)
+                    };
                     let Some(y) = r.metric(&req.metric) else {
                         continue;
                     };
+                    let y = in_unit(y, req.y_unit);
                     match by_x.iter_mut().find(|(px, _)| *px == x) {
                         Some((_, ys)) => ys.push(y),
                         None => by_x.push((x, vec![y])),
@@ -217,14 +312,14 @@ pub fn figure(records: &[Record], req: &PlotRequest) -> anyhow::Result<Figure> {
                     });
                 }
             }
-            x_desc = x_field.to_string();
+            x_desc = with_unit(x_field, req.x_unit);
             y_desc = if req.kind == PlotKind::Speedup {
                 format!(
                     "speedup ({} at smallest {x_field} / {})",
                     req.metric, req.metric
                 )
             } else {
-                req.metric.clone()
+                with_unit(&req.metric, req.y_unit)
             };
             band = req.kind == PlotKind::Line && req.band != Band::None;
             bars = false;
@@ -234,6 +329,7 @@ pub fn figure(records: &[Record], req: &PlotRequest) -> anyhow::Result<Figure> {
                 let ys: Vec<f64> = members
                     .iter()
                     .filter_map(|r| r.metric(&req.metric))
+                    .map(|y| in_unit(y, req.y_unit))
                     .collect();
                 let Some(s) = Summary::of(&ys, req.confidence) else {
                     continue;
@@ -250,7 +346,7 @@ pub fn figure(records: &[Record], req: &PlotRequest) -> anyhow::Result<Figure> {
                 });
             }
             x_desc = req.group_by.join(", ");
-            y_desc = req.metric.clone();
+            y_desc = with_unit(&req.metric, req.y_unit);
             band = req.band != Band::None;
             bars = true;
         }
@@ -305,6 +401,8 @@ pub fn figure(records: &[Record], req: &PlotRequest) -> anyhow::Result<Figure> {
         lines,
         band,
         bars,
+        x_labels,
+        levels,
     })
 }
 
@@ -382,8 +480,15 @@ where
         y0 = y0.min(y).min(lo);
         y1 = y1.max(y).max(hi);
     }
+    for &(_, y) in &fig.levels {
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    let category = !fig.x_labels.is_empty();
     let (x0, x1) = if fig.bars {
         (-0.6, fig.lines.len() as f64 - 0.4)
+    } else if category {
+        (-0.5, fig.x_labels.len() as f64 - 0.5)
     } else {
         padded(x0, x1)
     };
@@ -402,6 +507,13 @@ where
         .build_cartesian_2d(x0..x1, y0..y1)?;
     let bar_labels: Vec<String> = fig.lines.iter().map(|l| l.label.clone()).collect();
     let x_fmt = |x: &f64| {
+        if category {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < fig.x_labels.len() {
+                return fig.x_labels[i as usize].clone();
+            }
+            return String::new();
+        }
         if fig.bars {
             let i = x.round();
             if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < bar_labels.len() {
@@ -419,7 +531,25 @@ where
     if fig.bars {
         mesh.disable_x_mesh().x_labels(fig.lines.len().max(2));
     }
+    if category {
+        mesh.x_labels(fig.x_labels.len().max(2));
+    }
     mesh.draw()?;
+
+    // Reference levels: heavy horizontal lines across the plot, as the papers draw them.
+    const LEVEL_COLORS: [RGBColor; 3] = [BLACK, RGBColor(110, 110, 110), RGBColor(160, 60, 60)];
+    for (i, (name, y)) in fig.levels.iter().enumerate() {
+        let color = LEVEL_COLORS[i % LEVEL_COLORS.len()];
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x0, *y), (x1, *y)],
+                color.stroke_width(3),
+            )))?
+            .label(name.clone())
+            .legend(move |(lx, ly)| {
+                Rectangle::new([(lx, ly - 2), (lx + 16, ly + 2)], color.filled())
+            });
+    }
 
     for (i, line) in fig.lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];

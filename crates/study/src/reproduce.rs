@@ -49,6 +49,7 @@ use crate::plot::{plot_records, PlotRequest};
 use crate::spec::{
     default_group_by, field_prefix, line_of, line_suffix, parse_spec, parse_toml, Spec, SpecError,
 };
+use crate::stats::Statistic;
 use crate::sweep::{plan_sweep, run_plan, Runner, SweepOptions, DEFAULT_MAX_RUNS};
 use crate::table::{render_aligned, render_markdown, summarize, SummaryTable, TableOptions};
 use crate::value::{fmt_num, label, toml_to_json};
@@ -170,6 +171,11 @@ pub struct Reported {
     /// The value of `speedup_over` at which the speedup is taken.
     #[serde(default)]
     pub speedup_at: Option<toml::Value>,
+    /// The statistic of our runs the value is compared with: `mean` (the default), or
+    /// `ci_low` / `ci_high`, an end of the Student-t confidence interval of the mean at
+    /// the study's `output.confidence` (for a paper that prints its intervals).
+    #[serde(default)]
+    pub statistic: Statistic,
 }
 
 /// A paper found by [`list_papers`] or [`Experiments::list`].
@@ -589,6 +595,10 @@ pub fn load_paper_from(source: &PaperSource) -> anyhow::Result<(Paper, Vec<Spec>
                 );
                 return Err(reported_error(i, Some("paper_unit"), message).into());
             }
+        }
+        if r.speedup_over.is_some() && r.statistic != Statistic::Mean {
+            let message = "a speedup is compared as it is; leave `statistic` out".to_string();
+            return Err(reported_error(i, Some("statistic"), message).into());
         }
         if r.calibrated.as_deref().is_some_and(|c| c.trim().is_empty()) {
             let message = "say which input was fitted to this number".to_string();
@@ -1064,6 +1074,12 @@ pub fn reproduce_from(
             .map(|s| s.output.metric.clone())
             .unwrap_or_else(|| "makespan_ns".to_string())
     };
+    let confidence_of = |study: &str| {
+        specs
+            .iter()
+            .find(|s| s.name == study)
+            .map_or(0.99, |s| s.output.confidence)
+    };
     let empty = Vec::new();
     let reported = paper
         .reported
@@ -1090,11 +1106,12 @@ pub fn reproduce_from(
                 (crate::stats::mean(&v), v.len())
             };
             let scale = r.paper_unit.map_or(1.0, PaperUnit::ns);
-            let ci95 = if r.speedup_over.is_some() {
+            let ci95 = if r.speedup_over.is_some() || r.statistic != Statistic::Mean {
                 None
             } else {
                 crate::stats::ci_half_width(&values_at(&[]), 0.95).map(|h| h / scale)
             };
+            let confidence = confidence_of(&study);
             let (ours, n) = match (&r.speedup_over, &r.speedup_at) {
                 (Some(over), Some(at)) => {
                     let mut xs: Vec<Value> = recs
@@ -1117,7 +1134,10 @@ pub fn reproduce_from(
                         None => (None, 0),
                     }
                 }
-                _ => mean_at(&[]),
+                _ => {
+                    let v = values_at(&[]);
+                    (r.statistic.of(&v, confidence), v.len())
+                }
             };
             ReportedRow {
                 row: sel
@@ -1127,7 +1147,10 @@ pub fn reproduce_from(
                     .join(", "),
                 study,
                 table: r.table.clone(),
-                metric,
+                metric: match r.statistic {
+                    Statistic::Mean => metric,
+                    other => format!("{metric} ({})", other.describe(confidence)),
+                },
                 theirs: r.value,
                 ours: ours.map(|o| {
                     if r.speedup_over.is_some() {
@@ -1165,6 +1188,8 @@ pub fn reproduce_from(
                     .collect(),
                 metric: r.metric.clone().unwrap_or_else(|| metric_of(study)),
                 value: r.value * r.paper_unit.map_or(1.0, PaperUnit::ns),
+                statistic: r.statistic,
+                confidence: confidence_of(study),
             })
             .collect()
     };

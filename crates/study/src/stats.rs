@@ -229,9 +229,58 @@ impl Summary {
     }
 }
 
+/// Which statistic of a group of runs a number stands for: the mean, or an end of the
+/// Student-t confidence interval of the mean (as LaRowe et al. report their runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The mean.
+    #[default]
+    Mean,
+    /// The lower end of the confidence interval of the mean.
+    CiLow,
+    /// The upper end of the confidence interval of the mean.
+    CiHigh,
+}
+
+impl Statistic {
+    /// The statistic of `xs`, the interval at `level`; `None` without values, or for an
+    /// interval with fewer than two.
+    pub fn of(self, xs: &[f64], level: f64) -> Option<f64> {
+        let m = mean(xs)?;
+        match self {
+            Statistic::Mean => Some(m),
+            Statistic::CiLow => Some(m - ci_half_width(xs, level)?),
+            Statistic::CiHigh => Some(m + ci_half_width(xs, level)?),
+        }
+    }
+
+    /// A short name for tables (`mean`, `99% CI low`, `99% CI high`).
+    pub fn describe(self, level: f64) -> String {
+        let pct = crate::value::fmt_num(level * 100.0);
+        match self {
+            Statistic::Mean => "mean".to_string(),
+            Statistic::CiLow => format!("{pct}% CI low"),
+            Statistic::CiHigh => format!("{pct}% CI high"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interval_ends_are_the_mean_minus_and_plus_the_half_width() {
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        let h = ci_half_width(&xs, 0.99).unwrap();
+        assert_eq!(Statistic::Mean.of(&xs, 0.99), Some(2.5));
+        assert_eq!(Statistic::CiLow.of(&xs, 0.99), Some(2.5 - h));
+        assert_eq!(Statistic::CiHigh.of(&xs, 0.99), Some(2.5 + h));
+        assert_eq!(Statistic::CiLow.of(&[1.0], 0.99), None);
+        assert_eq!(Statistic::Mean.of(&[], 0.99), None);
+        assert_eq!(Statistic::CiHigh.describe(0.99), "99% CI high");
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol

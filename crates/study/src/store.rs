@@ -14,6 +14,10 @@ use serde_json::{Map, Value};
 
 use crate::value::{get_dotted, values_equal};
 
+/// The metrics a run that did not finish still has (see [`Record::metric`]): whether it
+/// finished and whether it was stopped, so a claim can say that it did not finish.
+pub const UNFINISHED_METRICS: &[&str] = &["finished", "partial"];
+
 /// The stored outcome of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -43,9 +47,18 @@ impl Record {
         self.error.is_none()
     }
 
-    /// A numeric metric of the result (dotted path), if present.
+    /// Whether the run finished: a result marked `partial` (stopped before its threads
+    /// finished) or `finished: false` (out of its simulated-time budget) did not.
+    pub fn finished(&self) -> bool {
+        let flag = |key: &str| self.result.get(key).and_then(Value::as_bool);
+        self.ok() && flag("partial") != Some(true) && flag("finished") != Some(false)
+    }
+
+    /// A numeric metric of the result (dotted path), if present. A run that did not
+    /// finish has no numbers but [`UNFINISHED_METRICS`]: its times and counts stop
+    /// where it was stopped, and are not results.
     pub fn metric(&self, path: &str) -> Option<f64> {
-        if !self.ok() {
+        if !self.ok() || (!self.finished() && !UNFINISHED_METRICS.contains(&path)) {
             return None;
         }
         get_dotted(&self.result, path).and_then(crate::value::as_f64)

@@ -32,6 +32,12 @@ impl TableOptions {
     /// [`crate::sweep::SweepOptions::keep`].
     pub fn result_paths(&self) -> Vec<String> {
         let mut paths = vec![self.metric.clone()];
+        // Whether a run finished decides whether its metric counts.
+        paths.extend(
+            crate::store::UNFINISHED_METRICS
+                .iter()
+                .map(|m| m.to_string()),
+        );
         let fields = self
             .group_by
             .iter()
@@ -55,6 +61,9 @@ pub struct SummaryRow {
     pub summary: Option<Summary>,
     /// Runs of the group that failed or lacked the metric.
     pub missing: usize,
+    /// Runs of the group that did not finish (stopped, or out of their simulated-time
+    /// budget): their numbers are left out of the statistics.
+    pub unfinished: usize,
     /// Relative difference of the mean against the baseline row, percent.
     pub rel_pct: Option<f64>,
     /// Whether this row is its own baseline.
@@ -127,10 +136,12 @@ pub fn summarize(records: &[Record], opts: &TableOptions) -> SummaryTable {
             } else {
                 (crate::stats::mean(&bounds), true)
             };
+            let unfinished = members.iter().filter(|r| r.ok() && !r.finished()).count();
             SummaryRow {
                 key,
                 summary: Summary::of(&values, opts.confidence),
-                missing: members.len() - values.len(),
+                missing: members.len() - values.len() - unfinished,
+                unfinished,
                 rel_pct: None,
                 is_baseline: false,
                 regret,
@@ -194,6 +205,9 @@ impl SummaryTable {
         if self.rows.iter().any(|r| r.missing > 0) {
             h.push("failed".to_string());
         }
+        if self.has_unfinished() {
+            h.push("did not finish".to_string());
+        }
         if self.has_baseline {
             h.push("vs baseline".to_string());
         }
@@ -201,6 +215,11 @@ impl SummaryTable {
             h.push("regret".to_string());
         }
         h
+    }
+
+    /// Whether any run did not finish (stopped, or out of its simulated-time budget).
+    pub fn has_unfinished(&self) -> bool {
+        self.rows.iter().any(|r| r.unfinished > 0)
     }
 
     /// Whether any row has a regret (its runs were solved against the optimum).
@@ -228,6 +247,9 @@ impl SummaryTable {
                 }
                 if show_missing {
                     c.push(r.missing.to_string());
+                }
+                if self.has_unfinished() {
+                    c.push(r.unfinished.to_string());
                 }
                 if self.has_baseline {
                     c.push(if r.is_baseline {
@@ -279,6 +301,10 @@ impl SummaryTable {
             ]
             .map(String::from),
         );
+        let unfinished = self.has_unfinished();
+        if unfinished {
+            h.push("unfinished".to_string());
+        }
         let regret = self.has_regret();
         if regret {
             h.push("regret".to_string());
@@ -297,6 +323,9 @@ impl SummaryTable {
             c.push(num(s.map(|s| s.max)));
             c.push(r.missing.to_string());
             c.push(num(r.rel_pct));
+            if unfinished {
+                c.push(r.unfinished.to_string());
+            }
             if regret {
                 c.push(num(r.regret));
             }

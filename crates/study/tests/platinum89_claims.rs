@@ -104,3 +104,47 @@ fn defrost_leaves_less_than_two_seconds_fails_at_three_seconds_however_small_the
     let recs = spin_lock(&[(true, 49.0), (false, 46.0)]);
     assert_eq!(evaluate(&c, &recs, "makespan_ns").status, Status::NotHeld);
 }
+
+/// One backprop run under platinum at 16 processors with `frozen` of its pages frozen.
+fn backprop(frozen: u64) -> Vec<Record> {
+    let mut settings = Map::new();
+    settings.insert("policy.kind".into(), json!("platinum"));
+    settings.insert("machine.preset".into(), json!("butterfly-plus"));
+    settings.insert("machine.nodes".into(), json!(16));
+    vec![Record {
+        id: "r000000".into(),
+        index: 0,
+        seed: 1,
+        settings,
+        result: json!({ "makespan_ns": 1.0, "pages_frozen": frozen }),
+        error: None,
+        spec_config: serde_json::Value::Null,
+    }]
+}
+
+#[test]
+fn backprop_data_pages_freeze_holds_when_the_two_written_pages_freeze() {
+    let c = claim("backprop-data-pages-freeze");
+    assert_eq!(
+        evaluate(&c, &backprop(2), "makespan_ns").status,
+        Status::Held
+    );
+}
+
+#[test]
+fn backprop_data_pages_freeze_fails_when_the_read_only_pattern_page_freezes_too() {
+    let c = claim("backprop-data-pages-freeze");
+    assert_eq!(
+        evaluate(&c, &backprop(3), "makespan_ns").status,
+        Status::NotHeld
+    );
+}
+
+#[test]
+fn backprop_data_pages_freeze_fails_when_a_written_page_is_left_unfrozen() {
+    let c = claim("backprop-data-pages-freeze");
+    assert_eq!(
+        evaluate(&c, &backprop(1), "makespan_ns").status,
+        Status::NotHeld
+    );
+}

@@ -133,3 +133,81 @@ fn plot_of_missing_metric_is_an_error() {
     let err = numaplace_study::plot::figure(&recs, &req).unwrap_err();
     assert!(err.to_string().contains("no_such_metric"));
 }
+
+/// A sweep of a parameter whose last value is "inf", beside two runs without it (a
+/// static placement's reference levels), as the SOSP 1991 figures draw them.
+fn sweep_with_levels() -> Vec<Record> {
+    let mut out = Vec::new();
+    let mut push = |point: serde_json::Value, x: Option<serde_json::Value>, y: f64| {
+        let mut settings = serde_json::Map::new();
+        settings.insert("point".into(), point);
+        let mut result = serde_json::json!({ "makespan_ns": y, "config": { "policy": {} } });
+        if let Some(x) = x {
+            result["config"]["policy"]["scan_delay_ns"] = x;
+        }
+        out.push(Record {
+            id: format!("r{:06}", out.len()),
+            index: out.len(),
+            seed: 1,
+            settings,
+            result,
+            error: None,
+            spec_config: serde_json::Value::Null,
+        });
+    };
+    use serde_json::json;
+    push(json!("UMA/static"), None, 9e9);
+    push(json!("NUMA/static"), None, 2e9);
+    for (x, y) in [
+        (json!(1_000_000_000), 5e9),
+        (json!(10_000_000_000u64), 4e9),
+        (json!("inf"), 3e9),
+    ] {
+        push(json!(x.to_string()), Some(x), y);
+    }
+    out
+}
+
+#[test]
+fn a_category_scale_places_inf_last_and_levels_are_drawn_across() {
+    use numaplace_study::spec::XScale;
+    let recs = sweep_with_levels();
+    let mut req = PlotRequest::new(PlotKind::Line, "makespan_ns", vec![]);
+    req.x = Some("policy.scan_delay_ns".into());
+    req.x_scale = XScale::Category;
+    req.x_unit = Some(numaplace_study::reproduce::PaperUnit::S);
+    req.y_unit = Some(numaplace_study::reproduce::PaperUnit::S);
+    req.band = Band::Minmax;
+    req.levels = vec![
+        vec![("point".into(), serde_json::json!("UMA/static"))],
+        vec![("point".into(), serde_json::json!("NUMA/static"))],
+    ];
+    let fig = numaplace_study::plot::figure(&recs, &req).unwrap();
+    assert_eq!(fig.x_labels, ["1", "10", "inf"]);
+    assert_eq!(fig.lines.len(), 1, "the levels are no line of the sweep");
+    let ys: Vec<(f64, f64)> = fig.lines[0].points.iter().map(|p| (p.0, p.1)).collect();
+    assert_eq!(ys, [(0.0, 5.0), (1.0, 4.0), (2.0, 3.0)]);
+    assert_eq!(
+        fig.levels,
+        [
+            ("UMA/static".to_string(), 9.0),
+            ("NUMA/static".to_string(), 2.0)
+        ]
+    );
+    assert_eq!(fig.y_desc, "makespan_ns (s)");
+    let dir = tempfile::tempdir().unwrap();
+    let files = plot_records(&recs, &req, &dir.path().join("levels")).unwrap();
+    let svg = std::fs::read_to_string(&files[0]).unwrap();
+    for text in [
+        "UMA/static",
+        "NUMA/static",
+        "\ninf\n",
+        "policy.scan_delay_ns (s)",
+    ] {
+        assert!(svg.contains(text), "missing {text}");
+    }
+    // Without a category scale, "inf" is no number to place.
+    req.x_scale = XScale::Linear;
+    let err = numaplace_study::plot::figure(&recs, &req).unwrap_err();
+    assert!(err.to_string().contains("category"), "{err}");
+}

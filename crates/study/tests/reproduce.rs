@@ -360,3 +360,40 @@ fn a_claim_on_reported_numbers_leaves_calibration_points_out() {
         rep.claims[0].status
     );
 }
+
+#[test]
+fn a_reported_interval_end_is_compared_with_ours_at_the_studys_confidence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let low = write_paper_with_reported(tmp.path(), "statistic = \"ci_low\"", "");
+    let rep = reproduce(&low, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap();
+    let mean = {
+        let d = write_paper(tmp.path(), "plain", "");
+        reproduce(&d, &FakeRunner::new(0), &opts(&tmp.path().join("out2"))).unwrap()
+    };
+    let r = &rep.reported[0];
+    let m = mean.reported[0].ours.unwrap();
+    // The fake runs differ by seed, so the interval has a width; the spec's confidence
+    // is the default 99%.
+    assert!(r.ours.unwrap() < m, "{:?} vs {m}", r.ours);
+    assert_eq!(r.metric, "makespan_ns (99% CI low)");
+    assert_eq!(r.ci95, None);
+    let high = write_paper_with_reported(tmp.path(), "statistic = \"ci_high\"", "");
+    let rep = reproduce(&high, &FakeRunner::new(0), &opts(&tmp.path().join("out3"))).unwrap();
+    let h = rep.reported[0].ours.unwrap();
+    assert!(
+        (h - m - (m - r.ours.unwrap())).abs() < 1e-6 * m,
+        "symmetric about the mean"
+    );
+}
+
+#[test]
+fn an_interval_end_of_a_speedup_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_paper_with_reported(
+        tmp.path(),
+        "statistic = \"ci_low\"\nspeedup_over = \"machine.nodes\"\nspeedup_at = 4",
+        "",
+    );
+    let err = reproduce(&dir, &FakeRunner::new(0), &opts(&tmp.path().join("out"))).unwrap_err();
+    assert!(format!("{err:#}").contains("statistic"), "{err:#}");
+}

@@ -32,6 +32,22 @@ fn unknown_field_inside_output_plot_is_named() {
 }
 
 #[test]
+fn line_plot_options_on_another_kind_of_plot_are_named() {
+    let e = err(&format!(
+        "{HEAD}[[output.plot]]\nkind = \"bar\"\nfile = \"f\"\nlevels = [{{ a = 1 }}]\n"
+    ));
+    assert!(
+        e.contains("output.plot[0].levels") && e.contains("only line plots"),
+        "{e}"
+    );
+    let ok = parse_spec(
+        &format!("{HEAD}[[output.plot]]\nkind = \"line\"\nx = \"a\"\nfile = \"f\"\nx_scale = \"category\"\nx_unit = \"ms\"\ny_unit = \"s\"\nlevels = [{{ a = 1 }}]\n"),
+        "good.toml",
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+}
+
+#[test]
 fn empty_axis_values_are_rejected() {
     let e = err(&format!(
         "{HEAD}[[axis]]\nfield = \"machine.nodes\"\nvalues = []\n"
@@ -257,4 +273,36 @@ labels = ["a"]
 values = [3]
 "#);
     assert!(e.contains("axis[0].values[0]"), "{e}");
+}
+
+#[test]
+fn quick_cases_add_settings_to_named_cases_in_quick_mode_only() {
+    let text = format!(
+        "{HEAD}[[axis]]\nfield = \"w\"\nlabels = [\"a\", \"b\"]\nvalues = [{{ \"workload.n\" = 512 }}, {{ \"workload.n\" = 256, \"workload.iterations\" = 9 }}]\n[quick]\ncases = {{ w = {{ b = {{ \"workload.n\" = 16 }} }} }}\n"
+    );
+    let spec = parse_spec(&text, "good.toml").unwrap();
+    let n = |quick: bool, i: usize| {
+        let p = &numaplace_study::expand(&spec, quick)[i];
+        let w = p.config["workload"].as_table().unwrap();
+        (
+            w["n"].as_integer(),
+            w.get("iterations").and_then(|v| v.as_integer()),
+        )
+    };
+    assert_eq!(n(false, 1), (Some(256), Some(9)));
+    assert_eq!(
+        n(true, 1),
+        (Some(16), Some(9)),
+        "the case's own settings stay"
+    );
+    assert_eq!(n(true, 0), (Some(512), None), "other cases are untouched");
+    let e = err(&text.replace("b = {", "c = {"));
+    assert!(
+        e.contains("quick.cases.w.c") && e.contains("no label"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{HEAD}[[axis]]\nfield = \"workload.n\"\nvalues = [1]\n[quick]\ncases = {{ \"workload.n\" = {{ a = {{ x = 1 }} }} }}\n"
+    ));
+    assert!(e.contains("no case axis"), "{e}");
 }

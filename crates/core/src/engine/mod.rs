@@ -109,6 +109,11 @@ pub struct EngineOptions {
     /// At iteration ends, also the references to each array of the program (needs
     /// `per_page`).
     pub series_by_array: bool,
+    /// A simulated-time budget: a run still going when its next event is due after this
+    /// time stops there, its statistics marked partial and [`Stats::budget_exceeded`]; a
+    /// run that ends after it (a thread that ran ahead past it with nothing else queued)
+    /// is marked exceeded too. `None`: no budget.
+    pub budget: Option<Ns>,
 }
 
 /// Simulated time a run may reach (2^62 ns, about 146 years); beyond it a result would
@@ -276,6 +281,12 @@ pub struct Engine {
     observer: Option<Box<dyn crate::observe::RefObserver>>,
     /// Run-to-run variation's start skews and daemon phases (absent: none).
     variation: Option<VariationRt>,
+    /// Computation time as a percentage of the workloads' figures
+    /// ([`crate::machine::MachineConfig::compute_time_pct`]).
+    compute_pct: u64,
+    /// Just past the simulated-time budget ([`EngineOptions::budget`]), or [`TIME_LIMIT`]
+    /// without one: the first event due at or after it ends the run.
+    stop_at: u64,
     /// Clock interrupts (absent: none).
     ticks: Option<Ticks>,
     /// Scratch of the polls made in bulk (`spin.rs`), kept to stay allocation-free.
@@ -358,8 +369,16 @@ impl Engine {
             let Some((now, event)) = self.queue.take() else {
                 return Err(self.deadlock(self.now));
             };
-            if now.0 >= TIME_LIMIT {
-                return Err(SimError::TimeOverflow { at: self.now });
+            if now.0 >= self.stop_at {
+                if now.0 >= TIME_LIMIT {
+                    return Err(SimError::TimeOverflow { at: self.now });
+                }
+                // Out of budget: the event is not handled; the run is reported as far as
+                // it got, not finished.
+                self.stats.partial = true;
+                self.stats.budget_exceeded = true;
+                self.stats.makespan_ns = self.stats.makespan_ns.max(now.0);
+                return Ok(self.finish());
             }
             self.now = now;
             self.events += 1;
@@ -400,6 +419,9 @@ impl Engine {
         // A thread that ran ahead to its end past the limit leaves a makespan beyond it.
         if self.stats.makespan_ns >= TIME_LIMIT {
             return Err(SimError::TimeOverflow { at: self.now });
+        }
+        if self.stats.makespan_ns >= self.stop_at {
+            self.stats.budget_exceeded = true;
         }
         Ok(self.finish())
     }

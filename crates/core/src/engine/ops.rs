@@ -93,7 +93,9 @@ impl Engine {
                         self.reference(tid, now, vpn, write, count)?
                     }
                 }
-                Op::Compute(d) => now + d,
+                Op::Compute(d) if self.compute_pct == 100 => now + d,
+                // A faster or slower processor than the workload's figures assume.
+                Op::Compute(d) => now + Ns(d.0.saturating_mul(self.compute_pct) / 100),
                 Op::Sleep(d) => {
                     self.sleep(tid, d, now);
                     return Ok(());
@@ -172,9 +174,9 @@ impl Engine {
                     return Ok(());
                 }
                 // Running ahead yields to the event loop when a monitor is due, so
-                // progress shows and a stop request is honoured. (Time past the limit is
-                // caught when the thread's next event is taken or when the run ends.)
-                _ if self.stats.ops + self.events >= self.next_poll => {
+                // progress shows and a stop request is honoured, and when it passes the
+                // run's budget or the time limit, which the loop then reports.
+                _ if self.stats.ops + self.events >= self.next_poll || next.0 >= self.stop_at => {
                     self.queue_thread(tid, next);
                     return Ok(());
                 }

@@ -271,6 +271,7 @@ impl Engine {
             }
         }
         let nprocs = machine.procs();
+        let compute_pct = u64::from(machine.config.compute_time_pct);
         let (variation, ticks) =
             match VariationRt::new(&machine.config.variation, opts.seed, threads.len(), nprocs) {
                 Some((v, t)) => (Some(v), t),
@@ -302,6 +303,10 @@ impl Engine {
             next_poll: u64::MAX,
             observer: None,
             variation,
+            compute_pct,
+            stop_at: opts
+                .budget
+                .map_or(TIME_LIMIT, |b| b.0.saturating_add(1).min(TIME_LIMIT)),
             ticks,
             spin_group: Vec::new(),
             spin_keys: Vec::new(),

@@ -329,5 +329,6 @@ pub fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
         variation: Default::default(),
         contention: false,
         cache: Default::default(),
+        compute_time_pct: 100,
     }
 }

@@ -64,6 +64,7 @@ use crate::history::HistoryMode;
 use crate::machine::Machine;
 use crate::memory::Access;
 use crate::stats::Counter;
+use crate::tune::{Dim, Scale, Value};
 use crate::types::{NodeId, NodeSet, Ns, NsOrInf, ThreadId, Vpn};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
@@ -365,10 +366,73 @@ impl<F: Flavor> crate::registry::Describe for DunxParams<F> {
     const PRESETS: &'static [(&'static str, &'static str)] = &PRESET_LINES;
 }
 
+/// Values of `recent_mod` and `trigger_method` beyond their log range: -1 (never
+/// replicate; every mapping invalidated at a defrost), 0, and 2^16 (the paper's infinity).
+const COUNT_SPECIALS: [Value; 3] = [Value::Int(-1), Value::Int(0), Value::Int(TWO_TO_16 as i64)];
+
+/// Where the tuner searches the six parameters: the ranges the SOSP 1991 paper explores
+/// (section 4), on a log scale where its values span decades, with its extremes.
+pub const SEARCH_SPACE: [Dim; 6] = [
+    Dim {
+        field: "freeze_window_ns",
+        lo: 1e6,
+        hi: 1e10,
+        integer: true,
+        scale: Scale::Log,
+        specials: &[Value::Int(0), Value::Inf],
+        source: "1 ms .. 10 s on a log scale, and 0 and inf (sec. 4.2: Table 3's values are 31.25 to 312.5 ms)",
+    },
+    Dim {
+        field: "recent_mod",
+        lo: 1.0,
+        hi: 65_535.0,
+        integer: true,
+        scale: Scale::Log,
+        specials: &COUNT_SPECIALS,
+        source: "1 .. 2^16-1 on a log scale (the aged count's bits), and -1, 0 and 2^16 (sec. 4.1)",
+    },
+    Dim {
+        field: "scan_delay_ns",
+        lo: 2.5e8,
+        hi: 1e11,
+        integer: true,
+        scale: Scale::Log,
+        specials: &[Value::Inf],
+        source: "250 ms .. 100 s on a log scale, and inf (sec. 4.3: Table 3's 1.5 s and 10 s, an optimum near 12 s, inf)",
+    },
+    Dim::range(
+        "sample_passes",
+        0.0,
+        10.0,
+        true,
+        Scale::Linear,
+        "0 .. 10 (sec. 4.4: the values the paper tried)",
+    ),
+    Dim::range(
+        "defrost_trigger",
+        0.0,
+        7.0,
+        true,
+        Scale::Linear,
+        "0 .. 7 (sec. 4.4: the values the paper tried)",
+    ),
+    Dim {
+        field: "trigger_method",
+        lo: 1.0,
+        hi: 65_535.0,
+        integer: true,
+        scale: Scale::Log,
+        specials: &COUNT_SPECIALS,
+        source: "as recent_mod (sec. 4.4)",
+    },
+];
+
 impl<F: Flavor> crate::policy::PolicyParams for DunxParams<F> {
     fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
         Ok(Box::new(DunxPolicy::new(self.clone(), machine)?))
     }
+
+    const SEARCH_SPACE: &'static [Dim] = &SEARCH_SPACE;
 }
 
 inventory::submit!(crate::policy::PolicyEntry::of::<DunxConfig>());

@@ -222,6 +222,10 @@ pub fn default_fault(ctx: &mut dyn Mm, f: Fault) {
 pub trait PolicyParams: Describe {
     /// Builds the policy for `machine`, validating the parameters first.
     fn build(&self, machine: &Machine) -> Result<Box<dyn Policy>, ConfigError>;
+
+    /// The parameters `numaplace tune` searches and the space of each (see
+    /// [`crate::tune`]). Default: none (the policy cannot be tuned).
+    const SEARCH_SPACE: &'static [crate::tune::Dim] = &[];
 }
 
 type BuildFn = fn(&dyn Params, &Machine) -> Result<Box<dyn Policy>, ConfigError>;
@@ -232,6 +236,8 @@ pub struct PolicyEntry {
     pub meta: Meta,
     /// The constructor.
     pub build: BuildFn,
+    /// The parameters a tuner searches ([`PolicyParams::SEARCH_SPACE`]).
+    pub search_space: &'static [crate::tune::Dim],
 }
 
 fn build_of<C: PolicyParams>(p: &dyn Params, m: &Machine) -> Result<Box<dyn Policy>, ConfigError> {
@@ -248,6 +254,7 @@ impl PolicyEntry {
         PolicyEntry {
             meta: Meta::of::<C>(),
             build: build_of::<C>,
+            search_space: C::SEARCH_SPACE,
         }
     }
 }
@@ -261,6 +268,11 @@ crate::registry::family! {
 pub type PolicyConfig = Component<Policies>;
 
 impl PolicyConfig {
+    /// The space a tuner searches for this policy (empty: not tunable).
+    pub fn search_space(&self) -> crate::tune::Space {
+        crate::tune::Space::new(self.entry().search_space)
+    }
+
     /// Builds the policy for `machine`, its declared ranges checked first (so no
     /// registered policy can skip them).
     pub fn build(&self, machine: &Machine) -> Result<Box<dyn Policy>, ConfigError> {

@@ -177,6 +177,11 @@ pub struct ThreadRecord {
     pub timestamp: Ns,
     /// Its virtual timestamp: the last construct it took part in.
     pub construct: Option<u32>,
+    /// When it arrived on `curr_node` by a migration, while that stay has not yet been
+    /// counted as lasting over `t_thr` (Tables 2 and 3: "migrations over t_thr").
+    pub migrated_at: Option<Ns>,
+    /// Whether its current preemption has been counted as lasting over `t_thr`.
+    pub long_preemption_counted: bool,
 }
 
 /// Why a page migrates.
@@ -252,7 +257,42 @@ struct Counts {
     to_resumed: u64,
     to_running: u64,
     preemptions: u64,
+    long_preemptions: u64,
+    long_migrations: u64,
     decays: u64,
+}
+
+/// Thread `t`'s record slot, the table grown to hold it (a free function, so that the
+/// caller can update the policy's counts while it holds the slot).
+fn record_slot(threads: &mut Vec<Option<ThreadRecord>>, t: u32) -> &mut Option<ThreadRecord> {
+    let i = t as usize;
+    if threads.len() <= i {
+        threads.resize(i + 1, None);
+    }
+    &mut threads[i]
+}
+
+/// Counts, once each, a preemption of `r` and a stay of `r` on a node it migrated to
+/// that have lasted over `t_thr` by `now` (the paper's Tables 2 and 3 count the scheduling
+/// changes that last long enough to activate the criterion). Nothing is counted before
+/// the first iteration end has fixed `t_thr`.
+fn count_long_states(r: &mut ThreadRecord, counts: &mut Counts, now: Ns, t_thr: Ns) {
+    if t_thr == Ns::ZERO {
+        return;
+    }
+    if r.state == ThreadState::Preempted
+        && !r.long_preemption_counted
+        && now.saturating_sub(r.timestamp) > t_thr
+    {
+        r.long_preemption_counted = true;
+        counts.long_preemptions += 1;
+    }
+    if r.migrated_at
+        .is_some_and(|at| now.saturating_sub(at) > t_thr)
+    {
+        r.migrated_at = None;
+        counts.long_migrations += 1;
+    }
 }
 
 fn case_index(c: Case) -> usize {
@@ -338,17 +378,13 @@ impl SchedActivated {
     }
 
     fn record_mut(&mut self, t: u32) -> &mut Option<ThreadRecord> {
-        let i = t as usize;
-        if self.threads.len() <= i {
-            self.threads.resize(i + 1, None);
-        }
-        &mut self.threads[i]
+        record_slot(&mut self.threads, t)
     }
 
     /// Figure 4 for a thread found running on node `n` at `now`.
     fn observe_running(&mut self, ctx: &mut dyn Mm, program: u32, t: u32, n: NodeId) {
         let now = ctx.now();
-        let slot = self.record_mut(t);
+        let slot = record_slot(&mut self.threads, t);
         let Some(r) = slot else {
             *slot = Some(ThreadRecord {
                 state: ThreadState::Running,
@@ -356,6 +392,8 @@ impl SchedActivated {
                 curr_node: Some(n),
                 timestamp: now,
                 construct: None,
+                migrated_at: None,
+                long_preemption_counted: false,
             });
             let p = self.prog(program);
             if p.iterations == 0 {
@@ -364,6 +402,9 @@ impl SchedActivated {
             return;
         };
         let moved = r.curr_node != Some(n);
+        if moved || r.state == ThreadState::Preempted {
+            count_long_states(r, &mut self.counts, now, self.t_thr);
+        }
         let left = match r.state {
             ThreadState::Preempted if !moved => {
                 r.state = ThreadState::Resumed;
@@ -380,6 +421,7 @@ impl SchedActivated {
         r.prev_node = r.curr_node;
         r.curr_node = Some(n);
         r.timestamp = now;
+        r.migrated_at = Some(now);
         self.counts.to_migrated += 1;
         if let Some(from) = left {
             self.decay_left(ctx, program, from);
@@ -403,7 +445,7 @@ impl SchedActivated {
         };
         for t in shape.first_thread + 1..shape.first_thread.saturating_add(shape.threads) {
             ctx.charge(Ns(self.config.state_read_ns));
-            let slot = self.record_mut(t);
+            let slot = record_slot(&mut self.threads, t);
             let lags = slot.is_none_or(|r| r.construct.is_none_or(|x| x < c));
             if !lags {
                 continue;
@@ -411,8 +453,12 @@ impl SchedActivated {
             let left = match slot {
                 Some(r) if r.state == ThreadState::Preempted => continue,
                 Some(r) => {
+                    // The preemption ends the stay of a migrated thread on its node.
+                    count_long_states(r, &mut self.counts, since, self.t_thr);
+                    r.migrated_at = None;
                     r.state = ThreadState::Preempted;
                     r.timestamp = since;
+                    r.long_preemption_counted = false;
                     r.curr_node
                 }
                 None => {
@@ -422,6 +468,8 @@ impl SchedActivated {
                         curr_node: None,
                         timestamp: since,
                         construct: None,
+                        migrated_at: None,
+                        long_preemption_counted: false,
                     });
                     None
                 }
@@ -663,6 +711,11 @@ impl Policy for SchedActivated {
         self.t_thr = self.threshold(ctx, program, resident);
         let overlap = self.overlap(ctx);
         let now = ctx.now();
+        for t in shape.first_thread..shape.first_thread.saturating_add(shape.threads) {
+            if let Some(Some(r)) = self.threads.get_mut(t as usize) {
+                count_long_states(r, &mut self.counts, now, self.t_thr);
+            }
+        }
         let nodes = self.nodes;
         let mut cur = vec![0u32; nodes];
         let mut raw = vec![0u32; nodes];
@@ -783,7 +836,17 @@ impl Policy for SchedActivated {
                 "threads marked preempted (timestamp behind the master's)",
                 c.preemptions,
             ),
+            counter(
+                "sa_long_preemptions",
+                "inferred preemptions that lasted over t_thr",
+                c.long_preemptions,
+            ),
             counter("sa_to_migrated", "threads found migrated", c.to_migrated),
+            counter(
+                "sa_long_migrations",
+                "thread migrations whose stay on the new node lasted over t_thr",
+                c.long_migrations,
+            ),
             counter("sa_to_resumed", "threads found resumed", c.to_resumed),
             counter(
                 "sa_to_running",

@@ -44,6 +44,11 @@ pub struct TimeSharingConfig {
     /// Whether a thread waking from input or output preempts the thread running on a
     /// processor drawn at random when its own is busy. Default true.
     pub io_priority: bool,
+    /// Whether threads are bound to the processor they were first given (the paper's
+    /// synthetic run "after binding threads to processors", sec. 6.3): an idle processor
+    /// takes no thread from another processor's queue and load balancing is off. Default
+    /// false.
+    pub bind: bool,
 }
 
 impl Default for TimeSharingConfig {
@@ -53,6 +58,7 @@ impl Default for TimeSharingConfig {
             balance_ns: 100_000_000,
             yield_when_blocked: true,
             io_priority: true,
+            bind: false,
         }
     }
 }
@@ -138,7 +144,11 @@ impl TimeSharing {
             .iter()
             .position(|&t| runnable(t))
             .and_then(|i| q.remove(i));
-        let pick = pick.or_else(|| self.steal(p, view));
+        let pick = if self.cfg.bind {
+            pick
+        } else {
+            pick.or_else(|| self.steal(p, view))
+        };
         if let Some(t) = pick {
             self.run(t, p, out);
         }
@@ -273,7 +283,9 @@ impl Scheduler for TimeSharing {
 
     fn on_event(&mut self, now: Ns, view: &dyn SchedView, out: &mut Vec<SchedChange>) {
         if now >= self.next_balance {
-            self.balance();
+            if !self.cfg.bind {
+                self.balance();
+            }
             self.next_balance = now + Ns(self.cfg.balance_ns);
         }
         if now >= self.next_tick {
@@ -491,6 +503,35 @@ mod tests {
         s.home[3] = 0;
         tick(&mut s, &mut view);
         assert_eq!(s.queue[0].len() + 1, s.queue[1].len() + 1);
+    }
+
+    #[test]
+    fn a_bound_thread_is_not_taken_by_an_idle_processor() {
+        let mut view = FakeView::new(2, 1, &[3]);
+        let cfg = TimeSharingConfig {
+            bind: true,
+            ..Default::default()
+        };
+        let mut s = started(cfg, &mut view);
+        view.set(1, ThreadState::Finished);
+        tell(&mut s, &mut view, 1, ThreadChange::Finished, 5);
+        assert_eq!(view.proc(2), None);
+    }
+
+    #[test]
+    fn bound_threads_are_not_balanced() {
+        let mut view = FakeView::new(2, 1, &[4]);
+        let cfg = TimeSharingConfig {
+            balance_ns: 1_000,
+            bind: true,
+            ..Default::default()
+        };
+        let mut s = started(cfg, &mut view);
+        s.queue[1].clear();
+        s.queue[0].push_back(3);
+        s.home[3] = 0;
+        tick(&mut s, &mut view);
+        assert_eq!((s.queue[0].len(), s.queue[1].len()), (2, 0));
     }
 
     #[test]

@@ -514,6 +514,7 @@ mod tests {
             variation: Default::default(),
             contention: false,
             cache: Default::default(),
+            compute_time_pct: 100,
         })
         .unwrap()
     }

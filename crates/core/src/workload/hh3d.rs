@@ -749,6 +749,7 @@ mod tests {
                         per_page: false,
                         series_interval: None,
                         series_by_array: false,
+                        budget: None,
                     },
                 )
                 .unwrap()

@@ -791,6 +791,7 @@ pub(crate) fn gp1000_like_run(workload: WorkloadConfig) -> crate::stats::Stats {
         variation: Default::default(),
         contention: true,
         cache: Default::default(),
+        compute_time_pct: 100,
     };
     let mut run = crate::RunConfig::of(machine, workload);
     run.policy = crate::policy::PolicyConfig::default_of("larowe").expect("larowe registered");
@@ -896,8 +897,13 @@ mod tests {
             700 + chunk
         }
         fn part(&self, iter: u32, chunk: u32, part: u32, out: &mut Vec<Op>) {
-            push_ref(out, Vpn(chunk * 1000 + part / 10), iter % 2 == 0, 1);
-            if part % 7 == 0 {
+            push_ref(
+                out,
+                Vpn(chunk * 1000 + part / 10),
+                iter.is_multiple_of(2),
+                1,
+            );
+            if part.is_multiple_of(7) {
                 out.push(Op::Ref {
                     vpn: Vpn(part),
                     write: true,

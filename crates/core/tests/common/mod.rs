@@ -85,6 +85,7 @@ pub fn engine_seeded(
             per_page: true,
             series_interval: None,
             series_by_array: false,
+            budget: None,
         },
     )
     .unwrap()

@@ -2,11 +2,14 @@
 
 use serde_json::Value;
 
+use std::cmp::Ordering;
+
 use super::{
-    validate, Check, Claim, ClaimResult, Direction, Operand, Order, ReportedPoint, Status,
+    validate, Check, Claim, ClaimResult, CurveCheck, Direction, IntervalsCheck, Measure, Operand,
+    Order, Overlap, RatioCheck, ReportedPoint, Status,
 };
 use crate::store::Record;
-use crate::value::{compare_values, fmt_num, label, toml_to_json};
+use crate::value::{as_f64, compare_values, fmt_num, label, toml_to_json, values_equal};
 
 fn selector_json(op: &Operand) -> Vec<(String, Value)> {
     op.selector
@@ -28,6 +31,39 @@ fn describe(op: &Operand, metric: &str) -> String {
     }
 }
 
+/// `op`'s metric over the successful records matching its selector plus `extra`; an
+/// error message when nothing matches or no matching run has the metric.
+fn operand_values(
+    records: &[Record],
+    op: &Operand,
+    extra: &[(String, Value)],
+    default_metric: &str,
+) -> Result<Vec<f64>, String> {
+    let metric = op.metric.as_deref().unwrap_or(default_metric);
+    let mut sel = selector_json(op);
+    sel.extend(extra.iter().cloned());
+    let matching: Vec<&Record> = records.iter().filter(|r| r.matches(&sel)).collect();
+    let what = || {
+        let mut text = describe(op, metric);
+        for (k, v) in extra {
+            text.push_str(&format!(" at {k}={}", label(v)));
+        }
+        text
+    };
+    if matching.is_empty() {
+        return Err(format!("no run matches {}", what()));
+    }
+    let values: Vec<f64> = matching.iter().filter_map(|r| r.metric(metric)).collect();
+    if values.is_empty() {
+        return Err(format!(
+            "{} run(s) match {} but none succeeded with that metric",
+            matching.len(),
+            what()
+        ));
+    }
+    Ok(values)
+}
+
 /// Mean of `op`'s metric over the successful records matching its selector
 /// plus `extra`; an error message when nothing matches.
 fn operand_mean(
@@ -36,22 +72,9 @@ fn operand_mean(
     extra: &[(String, Value)],
     default_metric: &str,
 ) -> Result<(f64, usize), String> {
-    let metric = op.metric.as_deref().unwrap_or(default_metric);
-    let mut sel = selector_json(op);
-    sel.extend(extra.iter().cloned());
-    let matching: Vec<&Record> = records.iter().filter(|r| r.matches(&sel)).collect();
-    if matching.is_empty() {
-        return Err(format!("no run matches {}", describe(op, metric)));
-    }
-    let values: Vec<f64> = matching.iter().filter_map(|r| r.metric(metric)).collect();
-    match crate::stats::mean(&values) {
-        Some(m) => Ok((m, values.len())),
-        None => Err(format!(
-            "{} run(s) match {} but none succeeded with that metric",
-            matching.len(),
-            describe(op, metric)
-        )),
-    }
+    let values = operand_values(records, op, extra, default_metric)?;
+    let m = crate::stats::mean(&values).unwrap_or(f64::NAN);
+    Ok((m, values.len()))
 }
 
 fn within(x: f64, lo: Option<f64>, hi: Option<f64>) -> bool {
@@ -85,9 +108,13 @@ fn compared(expect: Order, l: f64, r: f64) -> (bool, &'static str) {
 
 /// The distinct values of field `over` among the runs `op` selects, ascending.
 fn values_of(records: &[Record], op: &Operand, over: &str) -> Vec<Value> {
-    let sel = selector_json(op);
+    values_where(records, &selector_json(op), over)
+}
+
+/// The distinct values of field `over` among the runs matching `sel`, ascending.
+fn values_where(records: &[Record], sel: &[(String, Value)], over: &str) -> Vec<Value> {
     let mut xs: Vec<Value> = Vec::new();
-    for r in records.iter().filter(|r| r.matches(&sel)) {
+    for r in records.iter().filter(|r| r.matches(sel)) {
         if let Some(v) = r.field(over) {
             if !xs.iter().any(|x| crate::value::values_equal(x, &v)) {
                 xs.push(v);
@@ -172,13 +199,15 @@ pub fn evaluate_reported(
         if mine.is_empty() {
             return Err(format!("no reported number has table `{table}`"));
         }
-        let mean_of = |sel: &[(String, Value)], metric: &str| -> Option<f64> {
-            let v: Vec<f64> = records
+        let values_of = |sel: &[(String, Value)], metric: &str| -> Vec<f64> {
+            records
                 .iter()
                 .filter(|r| r.matches(sel))
                 .filter_map(|r| r.metric(metric))
-                .collect();
-            crate::stats::mean(&v)
+                .collect()
+        };
+        let mean_of = |sel: &[(String, Value)], metric: &str| -> Option<f64> {
+            crate::stats::mean(&values_of(sel, metric))
         };
         let mut misses = Vec::new();
         for p in &mine {
@@ -189,7 +218,10 @@ pub fn evaluate_reported(
                 .collect();
             let at = sel.join(", ");
             if let Some(tol) = check.tolerance {
-                match mean_of(&p.selector, &p.metric) {
+                match p
+                    .statistic
+                    .of(&values_of(&p.selector, &p.metric), p.confidence)
+                {
                     Some(o) => {
                         values.push((at.clone(), o));
                         if (o - p.value).abs() > tol {
@@ -283,6 +315,12 @@ fn check(
                 ),
             ))
         }
+        Check::Ratio(c) | Check::Difference(c) if c.over.is_some() => {
+            let difference = matches!(check, Check::Difference(_));
+            ratio_over(records, c, difference, default_metric, values)
+        }
+        Check::Intervals(c) => intervals(records, c, default_metric, values),
+        Check::Curve(c) => curve(records, c, default_metric, values),
         Check::Ratio(c) => {
             let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
             if r == 0.0 {
@@ -464,6 +502,381 @@ fn check(
     }
 }
 
+/// The values of `over` to check: those among `op`'s runs, restricted to `only` when
+/// given (each of which must be there).
+fn axis_values(
+    records: &[Record],
+    op: &Operand,
+    over: &str,
+    only: Option<&[toml::Value]>,
+) -> Result<Vec<Value>, String> {
+    let mut xs = values_of(records, op, over);
+    if let Some(only) = only {
+        let want: Vec<Value> = only.iter().map(toml_to_json).collect();
+        if let Some(w) = want.iter().find(|w| !xs.iter().any(|x| values_equal(x, w))) {
+            return Err(format!("no run has {over}={}", label(w)));
+        }
+        xs.retain(|x| want.iter().any(|w| values_equal(x, w)));
+    }
+    if xs.is_empty() {
+        return Err(format!("no value of `{over}` to check at"));
+    }
+    Ok(xs)
+}
+
+/// A `ratio` or `difference` with `over`: the bounds must hold at every value of the axis.
+fn ratio_over(
+    records: &[Record],
+    c: &RatioCheck,
+    difference: bool,
+    default_metric: &str,
+    values: &mut Vec<(String, f64)>,
+) -> Result<(bool, String), String> {
+    let over = c.over.as_deref().unwrap_or_default();
+    let xs = axis_values(records, &c.left, over, None)?;
+    let what = if difference { "difference" } else { "ratio" };
+    let (mut shown, mut failed) = (Vec::new(), Vec::new());
+    for x in &xs {
+        let at = [(over.to_string(), x.clone())];
+        let (l, _) = operand_mean(records, &c.left, &at, default_metric)?;
+        let (r, _) = operand_mean(records, &c.right, &at, default_metric)?;
+        let y = if difference {
+            l - r
+        } else if r == 0.0 {
+            return Err(format!(
+                "right mean is 0 at {over}={}; ratio undefined",
+                label(x)
+            ));
+        } else {
+            l / r
+        };
+        values.push((format!("{what} {over}={}", label(x)), y));
+        shown.push(format!(
+            "{}: {} vs {}, {what} {}",
+            label(x),
+            fmt_num(l),
+            fmt_num(r),
+            fmt_num(y)
+        ));
+        if !within(y, c.at_least, c.at_most) {
+            failed.push(label(x));
+        }
+    }
+    let lm = c.left.metric.as_deref().unwrap_or(default_metric);
+    let rm = c.right.metric.as_deref().unwrap_or(default_metric);
+    let mut detail = format!(
+        "left {} vs right {} over {over}: {}; {what} expected {} at each",
+        describe(&c.left, lm),
+        describe(&c.right, rm),
+        shown.join("; "),
+        bounds_text(c.at_least, c.at_most)
+    );
+    if !failed.is_empty() {
+        detail.push_str(&format!("; fails at {}", failed.join(", ")));
+    }
+    Ok((failed.is_empty(), detail))
+}
+
+/// An `intervals` claim: the confidence intervals of left's and right's means overlap or
+/// not, at each value of `over` (or once).
+fn intervals(
+    records: &[Record],
+    c: &IntervalsCheck,
+    default_metric: &str,
+    values: &mut Vec<(String, f64)>,
+) -> Result<(bool, String), String> {
+    let level = c.confidence.unwrap_or(0.99);
+    let points: Vec<Option<Value>> = match c.over.as_deref() {
+        None => vec![None],
+        Some(over) => axis_values(records, &c.left, over, c.values.as_deref())?
+            .into_iter()
+            .map(Some)
+            .collect(),
+    };
+    let interval = |op: &Operand, extra: &[(String, Value)]| -> Result<(f64, f64), String> {
+        let v = operand_values(records, op, extra, default_metric)?;
+        let m = crate::stats::mean(&v).unwrap_or(f64::NAN);
+        let h = crate::stats::ci_half_width(&v, level).ok_or_else(|| {
+            format!(
+                "a confidence interval needs two runs or more; {} has {}",
+                describe(op, op.metric.as_deref().unwrap_or(default_metric)),
+                v.len()
+            )
+        })?;
+        Ok((m - h, m + h))
+    };
+    let want = c.expect == Overlap::Overlap;
+    let (mut shown, mut failed) = (Vec::new(), Vec::new());
+    for x in &points {
+        let extra: Vec<(String, Value)> = match (x, c.over.as_deref()) {
+            (Some(x), Some(over)) => vec![(over.to_string(), x.clone())],
+            _ => Vec::new(),
+        };
+        let (l0, l1) = interval(&c.left, &extra)?;
+        let (r0, r1) = interval(&c.right, &extra)?;
+        let overlap = l0 <= r1 && r0 <= l1;
+        let at = x
+            .as_ref()
+            .map(|x| format!("{}: ", label(x)))
+            .unwrap_or_default();
+        for (name, v) in [
+            ("left low", l0),
+            ("left high", l1),
+            ("right low", r0),
+            ("right high", r1),
+        ] {
+            values.push((format!("{at}{name}"), v));
+        }
+        shown.push(format!(
+            "{at}[{}, {}] vs [{}, {}] {}",
+            fmt_num(l0),
+            fmt_num(l1),
+            fmt_num(r0),
+            fmt_num(r1),
+            if overlap { "overlap" } else { "disjoint" }
+        ));
+        if overlap != want {
+            failed.push(x.as_ref().map(label).unwrap_or_else(|| "the means".into()));
+        }
+    }
+    let lm = c.left.metric.as_deref().unwrap_or(default_metric);
+    let rm = c.right.metric.as_deref().unwrap_or(default_metric);
+    let mut detail = format!(
+        "{}% intervals of left {} vs right {}: {}; expected {}",
+        fmt_num(level * 100.0),
+        describe(&c.left, lm),
+        describe(&c.right, rm),
+        shown.join("; "),
+        if want { "overlap" } else { "disjoint" }
+    );
+    if !failed.is_empty() {
+        detail.push_str(&format!("; fails at {}", failed.join(", ")));
+    }
+    Ok((failed.is_empty(), detail))
+}
+
+/// One curve's measure: the x of its least mean (`argmin`) or a ratio of means.
+enum Measured {
+    At(Value),
+    Ratio(f64),
+}
+
+impl Measured {
+    fn cmp(&self, other: &Measured) -> Ordering {
+        match (self, other) {
+            (Measured::At(a), Measured::At(b)) => compare_values(a, b),
+            (Measured::Ratio(a), Measured::Ratio(b)) => a.total_cmp(b),
+            _ => Ordering::Equal,
+        }
+    }
+
+    fn number(&self) -> Option<f64> {
+        match self {
+            Measured::At(x) => as_f64(x),
+            Measured::Ratio(r) => Some(*r),
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Measured::At(x) => label(x),
+            Measured::Ratio(r) => fmt_num(*r),
+        }
+    }
+}
+
+/// A `curve` claim: the measure of each curve (one per value of `across`, or one).
+fn curve(
+    records: &[Record],
+    c: &CurveCheck,
+    default_metric: &str,
+    values: &mut Vec<(String, f64)>,
+) -> Result<(bool, String), String> {
+    let over = c.over.as_str();
+    let curves: Vec<Option<Value>> = match c.across.as_deref() {
+        None => vec![None],
+        Some(across) => axis_values(records, &c.left, across, c.values.as_deref())?
+            .into_iter()
+            .map(Some)
+            .collect(),
+    };
+    let from = c.x_from.as_ref().map(toml_to_json);
+    let to = c.x_to.as_ref().map(toml_to_json);
+    let in_range = |x: &Value| {
+        from.as_ref()
+            .is_none_or(|f| compare_values(x, f) != Ordering::Less)
+            && to
+                .as_ref()
+                .is_none_or(|t| compare_values(x, t) != Ordering::Greater)
+    };
+    let at = c.at.as_ref().map(toml_to_json);
+    let mut measured = Vec::new();
+    let (mut shown, mut failed) = (Vec::new(), Vec::new());
+    for g in &curves {
+        let base: Vec<(String, Value)> = match (g, c.across.as_deref()) {
+            (Some(g), Some(across)) => vec![(across.to_string(), g.clone())],
+            _ => Vec::new(),
+        };
+        let mut sel = selector_json(&c.left);
+        sel.extend(base.iter().cloned());
+        let mut points = Vec::new();
+        for x in values_where(records, &sel, over) {
+            let mut extra = base.clone();
+            extra.push((over.to_string(), x.clone()));
+            let (m, _) = operand_mean(records, &c.left, &extra, default_metric)?;
+            points.push((x, m));
+        }
+        let name = g.as_ref().map(label).unwrap_or_else(|| "curve".into());
+        let best = points
+            .iter()
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .ok_or_else(|| format!("{name}: no value of `{over}`"))?;
+        let ranged: Vec<&(Value, f64)> = points.iter().filter(|p| in_range(&p.0)).collect();
+        // The values of `over` whose mean is the least in the range (several when tied).
+        let mut least: Vec<&Value> = Vec::new();
+        let (m, text) = match c.measure {
+            Measure::Argmin => {
+                let low = ranged
+                    .iter()
+                    .min_by(|a, b| a.1.total_cmp(&b.1))
+                    .ok_or_else(|| format!("{name}: no value of `{over}` in the range"))?;
+                least = ranged
+                    .iter()
+                    .filter(|p| p.1 == low.1)
+                    .map(|p| &p.0)
+                    .collect();
+                let text = format!(
+                    "{name}: least mean {} at {over}={}",
+                    fmt_num(low.1),
+                    least
+                        .iter()
+                        .map(|x| label(x))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                );
+                (Measured::At(low.0.clone()), text)
+            }
+            Measure::WorstOverBest => {
+                let worst = ranged
+                    .iter()
+                    .max_by(|a, b| a.1.total_cmp(&b.1))
+                    .ok_or_else(|| format!("{name}: no value of `{over}` in the range"))?;
+                if best.1 == 0.0 {
+                    return Err(format!("{name}: the least mean is 0"));
+                }
+                let r = worst.1 / best.1;
+                let text = format!(
+                    "{name}: worst {} at {over}={} over best {} at {}: {}",
+                    fmt_num(worst.1),
+                    label(&worst.0),
+                    fmt_num(best.1),
+                    label(&best.0),
+                    fmt_num(r)
+                );
+                (Measured::Ratio(r), text)
+            }
+        };
+        if let Some(v) = m.number() {
+            values.push((name.clone(), v));
+        }
+        let mut ok = true;
+        // A tie at the least mean: `at` holds when it is among them (no value does
+        // better), bounds only when every one of them is within.
+        if let Some(at) = &at {
+            ok &= least.iter().any(|x| values_equal(x, at));
+        }
+        if c.at_least.is_some() || c.at_most.is_some() {
+            ok &= match c.measure {
+                Measure::Argmin => least
+                    .iter()
+                    .all(|x| as_f64(x).is_some_and(|v| within(v, c.at_least, c.at_most))),
+                Measure::WorstOverBest => {
+                    m.number().is_some_and(|v| within(v, c.at_least, c.at_most))
+                }
+            };
+        }
+        if !ok {
+            failed.push(name.clone());
+        }
+        shown.push(text);
+        measured.push((name, m));
+    }
+    let mut expected = Vec::new();
+    if let Some(at) = &at {
+        expected.push(format!("the least mean at {over}={}", label(at)));
+    }
+    if c.at_least.is_some() || c.at_most.is_some() {
+        expected.push(format!("a measure {}", bounds_text(c.at_least, c.at_most)));
+    }
+    let mut held = failed.is_empty();
+    if let Some(dir) = c.expect {
+        let want = match dir {
+            Direction::Increasing => Ordering::Greater,
+            Direction::Decreasing => Ordering::Less,
+        };
+        let steady = measured
+            .windows(2)
+            .all(|w| w[1].1.cmp(&w[0].1) != want.reverse());
+        let net = match (measured.first(), measured.last()) {
+            (Some(a), Some(b)) => b.1.cmp(&a.1) == want,
+            _ => false,
+        };
+        if !(steady && net) {
+            held = false;
+            failed.push(format!(
+                "the sequence {}",
+                measured
+                    .iter()
+                    .map(|(_, m)| m.text())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        expected.push(format!(
+            "{} across {} (never {} from one to the next, {} at the end)",
+            if want == Ordering::Greater {
+                "increasing"
+            } else {
+                "decreasing"
+            },
+            c.across.as_deref().unwrap_or_default(),
+            if want == Ordering::Greater {
+                "falling"
+            } else {
+                "rising"
+            },
+            if want == Ordering::Greater {
+                "higher"
+            } else {
+                "lower"
+            }
+        ));
+    }
+    let lm = c.left.metric.as_deref().unwrap_or(default_metric);
+    let range = match (&from, &to) {
+        (None, None) => String::new(),
+        _ => format!(
+            " in [{}, {}]",
+            from.as_ref().map(label).unwrap_or_else(|| "first".into()),
+            to.as_ref().map(label).unwrap_or_else(|| "last".into())
+        ),
+    };
+    let mut detail = format!(
+        "{} of {} over {over}{range}: {}; expected {}",
+        match c.measure {
+            Measure::Argmin => "argmin",
+            Measure::WorstOverBest => "worst over best",
+        },
+        describe(&c.left, lm),
+        shown.join("; "),
+        expected.join(" and ")
+    );
+    if !failed.is_empty() {
+        detail.push_str(&format!("; fails at {}", failed.join(", ")));
+    }
+    Ok((held, detail))
+}
+
 /// The means of `left` and `right` (pushed to `values`) and the sentence giving them.
 fn both_means(
     records: &[Record],
@@ -558,6 +971,8 @@ tolerance = {tolerance}
             selector: vec![("machine.nodes".into(), json!(nodes))],
             metric: "makespan_ns".into(),
             value,
+            statistic: Default::default(),
+            confidence: 0.99,
         }
     }
 

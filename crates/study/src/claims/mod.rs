@@ -29,6 +29,10 @@ pub enum ClaimKind {
     Speedup,
     /// See [`ReportedCheck`].
     Reported,
+    /// See [`IntervalsCheck`].
+    Intervals,
+    /// See [`CurveCheck`].
+    Curve,
 }
 
 /// Which side is expected to be smaller (`compare`, `speedup`).
@@ -43,14 +47,41 @@ pub enum Order {
     Greater,
 }
 
-/// Direction of a `trend`.
+/// Direction of a `trend` (strictly at every step) or of a `curve`'s measure across
+/// curves (never against it at any step, and the last unlike the first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
-    /// The sequence increases strictly.
+    /// The sequence increases.
     Increasing,
-    /// The sequence decreases strictly.
+    /// The sequence decreases.
     Decreasing,
+}
+
+/// How two confidence intervals stand (`intervals`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Overlap {
+    /// They share at least one point: the difference of the means is not significant at
+    /// that level (the paper's reading).
+    Overlap,
+    /// They share none.
+    Disjoint,
+}
+
+/// What a `curve` claim measures on each curve (the means of `left` at each value of its
+/// `over` axis).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Measure {
+    /// The value of `over` where the mean is least, among those in [`x_from`, `x_to`].
+    /// Where several tie, `at` holds if it is one of them (no value does better), bounds
+    /// only if every one is within them, and a direction across curves takes the first.
+    Argmin,
+    /// The largest mean among the values of `over` in [`x_from`, `x_to`] over the least
+    /// mean of the whole curve: 1 where every value in the range is the best, and the
+    /// depth of the curve (max / min) without a range.
+    WorstOverBest,
 }
 
 /// A set of runs and the metric taken from them.
@@ -102,10 +133,15 @@ pub enum Check {
     Speedup(SpeedupCheck),
     /// `kind = "reported"`.
     Reported(ReportedCheck),
+    /// `kind = "intervals"`.
+    Intervals(IntervalsCheck),
+    /// `kind = "curve"`.
+    Curve(CurveCheck),
 }
 
 /// mean(left) / mean(right) lies within [`at_least`, `at_most`] (`ratio`), or
-/// mean(left) - mean(right) does (`difference`).
+/// mean(left) - mean(right) does (`difference`); with `over`, so at every value of that
+/// axis among left's runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RatioCheck {
@@ -114,6 +150,10 @@ pub struct RatioCheck {
     pub left: Operand,
     /// Denominator runs.
     pub right: Operand,
+    /// Axis field at each of whose values the bounds must hold (e.g. every workload),
+    /// instead of once over the means of all selected runs.
+    #[serde(default)]
+    pub over: Option<String>,
     /// Lower bound (inclusive).
     #[serde(default)]
     pub at_least: Option<f64>,
@@ -203,6 +243,72 @@ pub struct SpeedupCheck {
     pub expect: Option<Order>,
 }
 
+/// The Student-t confidence intervals of the means of left and right (at `confidence`)
+/// overlap, or are disjoint, per `expect`; with `over`, so at every value of that axis
+/// among left's runs (those listed in `values`, when given).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntervalsCheck {
+    /// Left runs (default: all runs).
+    #[serde(default)]
+    pub left: Operand,
+    /// Right runs.
+    pub right: Operand,
+    /// How the intervals stand.
+    pub expect: Overlap,
+    /// Confidence level of the intervals (default 0.99).
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// Axis field at each of whose values the intervals are compared.
+    #[serde(default)]
+    pub over: Option<String>,
+    /// With `over`: the values of the axis compared (default: every value).
+    #[serde(default)]
+    pub values: Option<Vec<toml::Value>>,
+}
+
+/// A measure of the curve of left's means over the axis `over` (see [`Measure`]) lies
+/// within bounds, or equals `at`; with `across`, one curve per value of that field (those
+/// in `values`, when given), each of which must satisfy it, or whose measures must move
+/// in the direction `expect` from one value of `across` to the next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurveCheck {
+    /// The runs of the curve(s) (default: all runs).
+    #[serde(default)]
+    pub left: Operand,
+    /// The curve's x: a field whose values are the points of the curve (numbers, and
+    /// strings such as `"inf"` after every number).
+    pub over: String,
+    /// What is measured.
+    pub measure: Measure,
+    /// Smallest value of `over` the measure looks at (default: the first).
+    #[serde(default)]
+    pub x_from: Option<toml::Value>,
+    /// Largest value of `over` the measure looks at (default: the last).
+    #[serde(default)]
+    pub x_to: Option<toml::Value>,
+    /// A field with one curve per value (e.g. the workload, or an operation cost).
+    #[serde(default)]
+    pub across: Option<String>,
+    /// With `across`: the values of `across` whose curves are measured (default: all).
+    #[serde(default)]
+    pub values: Option<Vec<toml::Value>>,
+    /// For `argmin`: the value of `over` where the least mean must be.
+    #[serde(default)]
+    pub at: Option<toml::Value>,
+    /// Lower bound (inclusive) of the measure; an `argmin` at a string value (`"inf"`) is
+    /// outside any numeric bound.
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    /// Upper bound (inclusive) of the measure.
+    #[serde(default)]
+    pub at_most: Option<f64>,
+    /// With `across`: how the measure moves from one curve to the next.
+    #[serde(default)]
+    pub expect: Option<Direction>,
+}
+
 /// Every `[[reported]]` number of the paper for this study whose `table` is the
 /// claim's `table` matches ours: within `tolerance` (absolute), or, with
 /// `lower_metric`/`upper_metric`, between our values of those metrics.
@@ -233,6 +339,8 @@ impl Check {
             Check::Value(_) => ClaimKind::Value,
             Check::Speedup(_) => ClaimKind::Speedup,
             Check::Reported(_) => ClaimKind::Reported,
+            Check::Intervals(_) => ClaimKind::Intervals,
+            Check::Curve(_) => ClaimKind::Curve,
         }
     }
 }
@@ -256,6 +364,21 @@ pub enum ShapeError {
     /// A compare claim with `from` but no `over`.
     #[error("a compare claim's `from` needs `over`")]
     FromWithoutOver,
+    /// An intervals claim with `values` but no `over`.
+    #[error("an intervals claim's `values` needs `over`")]
+    ValuesWithoutOver,
+    /// A confidence level outside (0, 1).
+    #[error("`confidence` must lie strictly between 0 and 1")]
+    BadConfidence,
+    /// A curve claim that asks nothing of its measure.
+    #[error("a curve claim needs `at`, `at_least`/`at_most`, or `expect` with `across`")]
+    CurveWithoutExpectation,
+    /// A curve claim whose `expect` or `values` has no `across`.
+    #[error("a curve claim's `expect` and `values` need `across`")]
+    CurveWithoutAcross,
+    /// A curve claim with `at` for a measure other than `argmin`.
+    #[error("`at` names a value of `over`: only the `argmin` measure has one")]
+    AtWithoutArgmin,
 }
 
 /// Checks what reading a claim cannot: that it has a bound or a way to compare
@@ -279,6 +402,23 @@ pub fn validate(claim: &Claim) -> Result<(), ShapeError> {
         {
             Err(ShapeError::ReportedWithoutMeasure)
         }
+        Check::Intervals(c) if c.values.is_some() && c.over.is_none() => {
+            Err(ShapeError::ValuesWithoutOver)
+        }
+        Check::Intervals(c) if c.confidence.is_some_and(|l| !(l > 0.0 && l < 1.0)) => {
+            Err(ShapeError::BadConfidence)
+        }
+        Check::Curve(c) if c.at.is_some() && c.measure != Measure::Argmin => {
+            Err(ShapeError::AtWithoutArgmin)
+        }
+        Check::Curve(c) if (c.expect.is_some() || c.values.is_some()) && c.across.is_none() => {
+            Err(ShapeError::CurveWithoutAcross)
+        }
+        Check::Curve(c)
+            if c.at.is_none() && !bounded(c.at_least, c.at_most) && c.expect.is_none() =>
+        {
+            Err(ShapeError::CurveWithoutExpectation)
+        }
         _ => Ok(()),
     }
 }
@@ -294,6 +434,10 @@ pub struct ReportedPoint {
     pub metric: String,
     /// The paper's value.
     pub value: f64,
+    /// The statistic of our runs compared with it.
+    pub statistic: crate::stats::Statistic,
+    /// The confidence level of an interval statistic.
+    pub confidence: f64,
 }
 
 /// Outcome of a claim.

@@ -84,6 +84,8 @@ impl<'de> Visitor<'de> for ClaimVisitor {
             ClaimKind::Value => Check::Value(rest.read()?),
             ClaimKind::Speedup => Check::Speedup(rest.read()?),
             ClaimKind::Reported => Check::Reported(rest.read()?),
+            ClaimKind::Intervals => Check::Intervals(rest.read()?),
+            ClaimKind::Curve => Check::Curve(rest.read()?),
         };
         Ok(Claim {
             name: common.name.ok_or_else(|| A::Error::missing_field("name"))?,

@@ -24,6 +24,24 @@ pub struct RunPoint {
 
 /// Axis values effective in the given mode.
 pub fn effective_axes(spec: &Spec, quick: bool) -> Vec<Axis> {
+    let mut axes = narrowed_axes(spec, quick);
+    if let (Some(q), true) = (&spec.quick, quick) {
+        for a in axes.iter_mut() {
+            let Some(by_label) = q.cases.get(&a.field) else {
+                continue;
+            };
+            for (label, value) in a.labels.iter().zip(a.values.iter_mut()) {
+                if let (Some(extra), toml::Value::Table(t)) = (by_label.get(label), value) {
+                    t.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+                }
+            }
+        }
+    }
+    axes
+}
+
+/// Axis values in the given mode, quick axes narrowed or replaced.
+fn narrowed_axes(spec: &Spec, quick: bool) -> Vec<Axis> {
     spec.axes
         .iter()
         .map(|a| {

@@ -132,6 +132,11 @@ pub struct QuickSpec<V = Vec<toml::Value>> {
     /// Replacement values for named axes.
     #[serde(default, rename(deserialize = "axis"))]
     pub axes: BTreeMap<String, V>,
+    /// Settings added to a case axis's cases, by axis and label (applied after the case's
+    /// own): `cases = { workload = { psolu = { "workload.grid" = 24 } } }` shrinks one case
+    /// of a case axis that sets each case's size, which `base` cannot (axes override it).
+    #[serde(default)]
+    pub cases: BTreeMap<String, BTreeMap<String, toml::Table>>,
 }
 
 /// Reads a table as its entries, in the table's order.
@@ -237,6 +242,33 @@ pub struct PlotSpec {
     /// Plot title (defaults to the spec name).
     #[serde(default)]
     pub title: Option<String>,
+    /// How x values are placed (`line` plots): `linear` (the default) or `category`, one
+    /// evenly spaced position per distinct value in order, labelled with the value (for
+    /// settings such as recent-mod's -1, 0, ..., 2^16, or a final `"inf"`).
+    #[serde(default)]
+    pub x_scale: XScale,
+    /// The unit x is shown in when it is a time in ns (`s`, `ms`, `us`).
+    #[serde(default)]
+    pub x_unit: Option<crate::reproduce::PaperUnit>,
+    /// The unit the metric is shown in when it is a time in ns (`s`, `ms`, `us`).
+    #[serde(default)]
+    pub y_unit: Option<crate::reproduce::PaperUnit>,
+    /// Reference levels (`line` plots): selectors whose runs are drawn as one horizontal
+    /// line each at their mean across the plot (e.g. a static placement's time beside a
+    /// parameter sweep), instead of as points of a line.
+    #[serde(default)]
+    pub levels: Vec<BTreeMap<String, toml::Value>>,
+}
+
+/// How a plot places its x values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum XScale {
+    /// At their numeric value.
+    #[default]
+    Linear,
+    /// Evenly spaced in order, labelled by value (strings after numbers).
+    Category,
 }
 
 fn default_metric() -> String {

@@ -139,10 +139,31 @@ pub(super) fn validate(written: WrittenSpec, text: &str, origin: &str) -> Result
                 }
                 qaxes.insert(k, values);
             }
+            for (k, by_label) in &q.cases {
+                let here = format!("quick.cases.{k}");
+                let Some(a) = axes.iter().find(|a| &a.field == k) else {
+                    return Err(invalid(&here, "names no axis of the spec".into()));
+                };
+                if a.labels.is_empty() {
+                    return Err(invalid(&here, "is no case axis (it has no labels)".into()));
+                }
+                for (label, sets) in by_label {
+                    if !a.labels.contains(label) {
+                        return Err(invalid(
+                            &format!("{here}.{label}"),
+                            format!("is no label of the axis ({})", a.labels.join(", ")),
+                        ));
+                    }
+                    for f in sets.keys() {
+                        check_path(f).map_err(|m| invalid(&format!("{here}.{label}.{f}"), m))?;
+                    }
+                }
+            }
             Some(QuickSpec {
                 trials: q.trials,
                 base: q.base,
                 axes: qaxes,
+                cases: q.cases,
             })
         }
     };
@@ -175,6 +196,19 @@ pub(super) fn validate(written: WrittenSpec, text: &str, origin: &str) -> Result
                 &format!("{here}.x"),
                 "line and speedup plots need `x`".into(),
             ));
+        }
+        if p.kind != PlotKind::Line {
+            let only_line = [
+                ("x_scale", p.x_scale != super::XScale::Linear),
+                ("x_unit", p.x_unit.is_some()),
+                ("levels", !p.levels.is_empty()),
+            ];
+            if let Some((field, _)) = only_line.iter().find(|(_, set)| *set) {
+                return Err(invalid(
+                    &format!("{here}.{field}"),
+                    "only line plots have it".into(),
+                ));
+            }
         }
     }
 

@@ -609,3 +609,49 @@ fn programs_not_listed_are_left_alone() {
     assert!(p.thread(ThreadId(1)).is_none());
     assert!(rec.actions().is_empty());
 }
+
+// Tables 2 and 3: scheduling changes that last over t_thr.
+
+#[test]
+fn a_preemption_lasting_over_t_thr_is_counted_once() {
+    let (mut p, mut rec) = scene(config());
+    first_iteration(&mut p, &mut rec, 10);
+    construct(&mut p, &mut rec, 1, &[0, 1, 3], 100);
+    end(&mut p, &mut rec, 1, 100 + T_THR + 1);
+    end(&mut p, &mut rec, 2, 100 + 3 * T_THR);
+    assert_eq!(counter(&p, "sa_long_preemptions"), 1);
+}
+
+#[test]
+fn a_preemption_shorter_than_t_thr_is_not_counted() {
+    let (mut p, mut rec) = scene(config());
+    first_iteration(&mut p, &mut rec, 10);
+    construct(&mut p, &mut rec, 1, &[0, 1, 3], 100);
+    end(&mut p, &mut rec, 1, 200);
+    construct(&mut p, &mut rec, 2, &[0, 1, 2, 3], 300);
+    end(&mut p, &mut rec, 2, 300 + 3 * T_THR);
+    assert_eq!(counter(&p, "sa_long_preemptions"), 0);
+}
+
+#[test]
+fn a_stay_on_a_new_node_lasting_over_t_thr_counts_the_migration() {
+    let (mut p, mut rec) = scene(config());
+    first_iteration(&mut p, &mut rec, 10);
+    rec.thread_nodes_mut()[1] = Some(NodeId(3));
+    construct(&mut p, &mut rec, 1, &[0, 1, 2, 3], 100);
+    end(&mut p, &mut rec, 1, 100 + T_THR + 1);
+    assert_eq!(counter(&p, "sa_long_migrations"), 1);
+}
+
+#[test]
+fn a_thread_moving_on_before_t_thr_does_not_count_its_migration() {
+    let (mut p, mut rec) = scene(config());
+    first_iteration(&mut p, &mut rec, 10);
+    rec.thread_nodes_mut()[1] = Some(NodeId(3));
+    construct(&mut p, &mut rec, 1, &[0, 1, 2, 3], 100);
+    rec.thread_nodes_mut()[1] = Some(NodeId(2));
+    construct(&mut p, &mut rec, 2, &[0, 1, 2, 3], 200);
+    assert_eq!(counter(&p, "sa_long_migrations"), 0);
+    end(&mut p, &mut rec, 1, 200 + T_THR + 1);
+    assert_eq!(counter(&p, "sa_long_migrations"), 1);
+}

@@ -1,0 +1,374 @@
+//! The claim kinds for parameter sweeps (`ratio` and `difference` over an axis,
+//! `intervals`, `curve`) and runs that did not finish: each holds on the records it
+//! describes and is not held when one point contradicts it.
+
+use numaplace_study::claims::validate;
+use numaplace_study::table::{summarize, TableOptions};
+use numaplace_study::{evaluate, Claim, Record, Status};
+use serde_json::{json, Map, Value};
+
+/// A record with the given settings and result.
+fn rec(i: usize, settings: &[(&str, Value)], result: Value) -> Record {
+    let mut s = Map::new();
+    for (k, v) in settings {
+        s.insert(k.to_string(), v.clone());
+    }
+    Record {
+        id: format!("r{i:06}"),
+        index: i,
+        seed: 1 + i as u64,
+        settings: s,
+        result,
+        error: None,
+        spec_config: Value::Null,
+    }
+}
+
+fn claim(text: &str) -> Claim {
+    toml::from_str(&format!("name = \"c\"\nstudy = \"s\"\n{text}")).unwrap()
+}
+
+fn status(c: &Claim, recs: &[Record]) -> (Status, String) {
+    let r = evaluate(c, recs, "makespan_ns");
+    (r.status, r.detail)
+}
+
+/// Table 4's shape: per workload, `tuned` and `default` settings, `n` trials each around
+/// the given means with a spread of `sd`.
+fn table4(means: &[(&str, f64, f64)], sd: f64) -> Vec<Record> {
+    let mut out = Vec::new();
+    for (w, tuned, default) in means {
+        for (setting, m) in [("tuned", tuned), ("default", default)] {
+            for k in 0..5 {
+                let t = m + sd * (k as f64 - 2.0);
+                let i = out.len();
+                out.push(rec(
+                    i,
+                    &[("workload", json!(w)), ("setting", json!(setting))],
+                    json!({ "makespan_ns": t }),
+                ));
+            }
+        }
+    }
+    out
+}
+
+const WITHIN_5PCT: &str = r#"
+kind = "ratio"
+over = "workload"
+left = { where = { setting = "default" } }
+right = { where = { setting = "tuned" } }
+at_most = 1.05
+"#;
+
+#[test]
+fn a_ratio_over_an_axis_must_hold_at_every_value() {
+    let c = claim(WITHIN_5PCT);
+    let ok = table4(&[("a", 100.0, 104.0), ("b", 200.0, 190.0)], 1.0);
+    assert_eq!(status(&c, &ok).0, Status::Held);
+    let bad = table4(&[("a", 100.0, 104.0), ("b", 200.0, 220.0)], 1.0);
+    let (s, detail) = status(&c, &bad);
+    assert_eq!(s, Status::NotHeld);
+    assert!(
+        detail.contains("fails at b") && !detail.contains("fails at a"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_difference_over_an_axis_must_hold_at_every_value() {
+    let c = claim(
+        &WITHIN_5PCT
+            .replace("ratio", "difference")
+            .replace("1.05", "5.0"),
+    );
+    assert_eq!(
+        status(&c, &table4(&[("a", 100.0, 104.0)], 1.0)).0,
+        Status::Held
+    );
+    assert_eq!(
+        status(&c, &table4(&[("a", 100.0, 106.0)], 1.0)).0,
+        Status::NotHeld
+    );
+}
+
+const OVERLAP: &str = r#"
+kind = "intervals"
+over = "workload"
+values = ["a", "b"]
+left = { where = { setting = "tuned" } }
+right = { where = { setting = "default" } }
+expect = "overlap"
+"#;
+
+#[test]
+fn intervals_overlap_or_not_at_each_listed_value() {
+    let c = claim(OVERLAP);
+    // `c`'s means are far apart, but it is not listed.
+    let recs = table4(
+        &[("a", 100.0, 101.0), ("b", 50.0, 50.5), ("c", 10.0, 90.0)],
+        1.0,
+    );
+    assert_eq!(status(&c, &recs).0, Status::Held);
+    let apart = table4(&[("a", 100.0, 101.0), ("b", 50.0, 70.0)], 1.0);
+    let (s, detail) = status(&c, &apart);
+    assert_eq!(s, Status::NotHeld);
+    assert!(detail.contains("fails at b"), "{detail}");
+    let disjoint = claim(&OVERLAP.replace("\"overlap\"", "\"disjoint\""));
+    assert_eq!(status(&disjoint, &apart).0, Status::NotHeld, "a overlaps");
+    let far = table4(&[("a", 100.0, 130.0), ("b", 50.0, 70.0)], 1.0);
+    assert_eq!(status(&disjoint, &far).0, Status::Held);
+}
+
+#[test]
+fn intervals_use_the_confidence_asked_for() {
+    // Means 100 and 103 with sd 1.58 over 5 runs: the 99% intervals (half-width 3.26)
+    // overlap, the 50% ones (0.52) do not.
+    let recs = table4(&[("a", 100.0, 103.0), ("b", 1.0, 1.0)], 1.0);
+    let c = claim(OVERLAP);
+    assert_eq!(status(&c, &recs).0, Status::Held);
+    let narrow = claim(&format!("{OVERLAP}confidence = 0.5\n"));
+    assert_eq!(status(&narrow, &recs).0, Status::NotHeld);
+}
+
+#[test]
+fn an_interval_of_one_run_or_a_missing_value_is_an_error() {
+    let c = claim(OVERLAP);
+    let one: Vec<Record> = table4(&[("a", 1.0, 1.0), ("b", 1.0, 1.0)], 1.0)
+        .into_iter()
+        .filter(|r| r.index % 5 == 0)
+        .collect();
+    assert!(matches!(status(&c, &one).0, Status::Error(e) if e.contains("two runs")));
+    let no_b = table4(&[("a", 1.0, 1.0)], 1.0);
+    assert!(matches!(status(&c, &no_b).0, Status::Error(e) if e.contains("workload=b")));
+}
+
+/// A sweep of `x` (with a final "inf") for each value of `g`, one run per point.
+fn sweep(curves: &[(Value, &[(Value, f64)])]) -> Vec<Record> {
+    let mut out = Vec::new();
+    for (g, points) in curves {
+        for (x, y) in *points {
+            let i = out.len();
+            out.push(rec(
+                i,
+                &[("g", g.clone()), ("x", x.clone())],
+                json!({ "makespan_ns": y }),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn an_argmin_at_a_value_holds_only_where_the_least_mean_is() {
+    let c = claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat = \"inf\"\n");
+    let best_inf = sweep(&[(
+        json!(0),
+        &[(json!(1), 5.0), (json!(10), 4.0), (json!("inf"), 3.0)],
+    )]);
+    assert_eq!(status(&c, &best_inf).0, Status::Held);
+    let best_10 = sweep(&[(
+        json!(0),
+        &[(json!(1), 5.0), (json!(10), 2.0), (json!("inf"), 3.0)],
+    )]);
+    let (s, detail) = status(&c, &best_10);
+    assert_eq!(s, Status::NotHeld);
+    assert!(detail.contains("at x=10"), "{detail}");
+}
+
+#[test]
+fn an_argmin_within_bounds_must_be_a_number_in_them() {
+    let c =
+        claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat_least = 5\nat_most = 20\n");
+    let at_10 = sweep(&[(
+        json!(0),
+        &[(json!(1), 5.0), (json!(10), 2.0), (json!("inf"), 3.0)],
+    )]);
+    assert_eq!(status(&c, &at_10).0, Status::Held);
+    let at_1 = sweep(&[(
+        json!(0),
+        &[(json!(1), 1.0), (json!(10), 2.0), (json!("inf"), 3.0)],
+    )]);
+    assert_eq!(status(&c, &at_1).0, Status::NotHeld);
+    // "inf" is no number: outside any bound.
+    let at_inf = sweep(&[(
+        json!(0),
+        &[(json!(1), 5.0), (json!(10), 4.0), (json!("inf"), 3.0)],
+    )]);
+    assert_eq!(status(&c, &at_inf).0, Status::NotHeld);
+}
+
+#[test]
+fn worst_over_best_looks_at_the_range_and_divides_by_the_whole_curves_best() {
+    let c = claim(
+        "kind = \"curve\"\nover = \"x\"\nmeasure = \"worst-over-best\"\nx_from = 100\nx_to = 300\nacross = \"g\"\nat_most = 1.05\n",
+    );
+    let pts_a: &[(Value, f64)] = &[
+        (json!(0), 500.0),
+        (json!(100), 104.0),
+        (json!(200), 100.0),
+        (json!(300), 103.0),
+        (json!(1000), 102.0),
+    ];
+    let pts_b: &[(Value, f64)] = &[(json!(100), 52.0), (json!(300), 51.0), (json!("inf"), 50.0)];
+    let recs = sweep(&[(json!("a"), pts_a), (json!("b"), pts_b)]);
+    assert_eq!(
+        status(&c, &recs).0,
+        Status::Held,
+        "x = 0 and inf are outside"
+    );
+    let pts_b_bad: &[(Value, f64)] =
+        &[(json!(100), 56.0), (json!(300), 51.0), (json!("inf"), 50.0)];
+    let recs = sweep(&[(json!("a"), pts_a), (json!("b"), pts_b_bad)]);
+    let (s, detail) = status(&c, &recs);
+    assert_eq!(s, Status::NotHeld);
+    assert!(detail.contains("fails at b"), "{detail}");
+}
+
+/// Figure 6's shape: one curve per cost level whose minimum moves right and whose depth
+/// shrinks as the level rises.
+fn figure6(levels: &[(i64, [f64; 4])]) -> Vec<Record> {
+    let xs = [json!(0), json!(100), json!(200), json!(300)];
+    let owned: Vec<(Value, Vec<(Value, f64)>)> = levels
+        .iter()
+        .map(|(g, ys)| {
+            (
+                json!(g),
+                xs.iter().cloned().zip(ys.iter().copied()).collect(),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(Value, &[(Value, f64)])> = owned
+        .iter()
+        .map(|(g, p)| (g.clone(), p.as_slice()))
+        .collect();
+    sweep(&borrowed)
+}
+
+#[test]
+fn a_curves_argmin_moving_right_across_levels_is_increasing_even_with_a_step_in_place() {
+    let c = claim(
+        "kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nacross = \"g\"\nexpect = \"increasing\"\n",
+    );
+    let right = figure6(&[
+        (0, [9.0, 5.0, 6.0, 7.0]),
+        (2, [9.0, 5.0, 6.0, 7.0]),
+        (4, [9.0, 7.0, 5.0, 6.0]),
+    ]);
+    assert_eq!(status(&c, &right).0, Status::Held);
+    let back = figure6(&[
+        (0, [9.0, 5.0, 6.0, 7.0]),
+        (2, [9.0, 7.0, 5.0, 6.0]),
+        (4, [9.0, 5.0, 6.0, 7.0]),
+    ]);
+    assert_eq!(status(&c, &back).0, Status::NotHeld, "it moves back");
+    let still = figure6(&[(0, [9.0, 5.0, 6.0, 7.0]), (2, [9.0, 5.0, 6.0, 7.0])]);
+    assert_eq!(status(&c, &still).0, Status::NotHeld, "it never moves");
+}
+
+#[test]
+fn a_curves_depth_shrinking_across_levels_is_decreasing() {
+    let c = claim(
+        "kind = \"curve\"\nover = \"x\"\nmeasure = \"worst-over-best\"\nx_from = 100\nacross = \"g\"\nexpect = \"decreasing\"\n",
+    );
+    let flatter = figure6(&[(0, [9.0, 5.0, 6.0, 8.0]), (2, [9.0, 6.0, 6.5, 7.0])]);
+    assert_eq!(status(&c, &flatter).0, Status::Held);
+    let deeper = figure6(&[(0, [9.0, 6.0, 6.5, 7.0]), (2, [9.0, 5.0, 6.0, 8.0])]);
+    assert_eq!(status(&c, &deeper).0, Status::NotHeld);
+}
+
+#[test]
+fn a_curve_or_intervals_claim_that_asks_nothing_is_refused() {
+    for (text, what) in [
+        (
+            "kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\n",
+            "needs `at`",
+        ),
+        (
+            "kind = \"curve\"\nover = \"x\"\nmeasure = \"worst-over-best\"\nat = 3\n",
+            "only the `argmin`",
+        ),
+        (
+            "kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nexpect = \"increasing\"\n",
+            "need `across`",
+        ),
+        (
+            "kind = \"intervals\"\nright = {}\nexpect = \"overlap\"\nvalues = [1]\n",
+            "needs `over`",
+        ),
+        (
+            "kind = \"intervals\"\nright = {}\nexpect = \"overlap\"\nconfidence = 1.5\n",
+            "strictly between 0 and 1",
+        ),
+    ] {
+        let e = validate(&claim(text)).unwrap_err().to_string();
+        assert!(e.contains(what), "{text}: {e}");
+    }
+}
+
+#[test]
+fn a_run_that_did_not_finish_has_no_numbers_but_whether_it_finished() {
+    let done = rec(
+        0,
+        &[("x", json!(0))],
+        json!({"makespan_ns": 10.0, "finished": true}),
+    );
+    let out = rec(
+        1,
+        &[("x", json!(0))],
+        json!({"makespan_ns": 99.0, "finished": false, "partial": true}),
+    );
+    let stopped = rec(
+        2,
+        &[("x", json!(0))],
+        json!({"makespan_ns": 98.0, "partial": true}),
+    );
+    assert!(done.finished() && !out.finished() && !stopped.finished());
+    assert_eq!(out.metric("makespan_ns"), None);
+    assert_eq!(out.metric("finished"), Some(0.0));
+    assert_eq!(stopped.metric("partial"), Some(1.0));
+    assert_eq!(done.metric("makespan_ns"), Some(10.0));
+
+    // A claim that it did not finish, and the summary table's count.
+    let never = claim("kind = \"value\"\nleft = { metric = \"finished\" }\nat_most = 0\n");
+    assert_eq!(status(&never, std::slice::from_ref(&out)).0, Status::Held);
+    assert_eq!(
+        status(&never, std::slice::from_ref(&done)).0,
+        Status::NotHeld
+    );
+    let opts = TableOptions {
+        metric: "makespan_ns".into(),
+        group_by: vec!["x".into()],
+        baseline: Vec::new(),
+        confidence: 0.99,
+    };
+    let table = summarize(&[done, out, stopped], &opts);
+    let row = &table.rows[0];
+    assert_eq!(
+        (row.summary.unwrap().n, row.unfinished, row.missing),
+        (1, 2, 0)
+    );
+    assert!(table.headers().contains(&"did not finish".to_string()));
+    assert!(table.render_text().contains("did not finish"));
+}
+
+#[test]
+fn a_tie_at_the_least_mean_counts_for_at_but_not_for_bounds() {
+    // The scanners never run in a short run: every finite scan-delay ties with inf.
+    let tied = sweep(&[(
+        json!(0),
+        &[(json!(1), 3.0), (json!(10), 3.0), (json!("inf"), 3.0)],
+    )]);
+    let at_inf = claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat = \"inf\"\n");
+    assert_eq!(
+        status(&at_inf, &tied).0,
+        Status::Held,
+        "nothing does better than inf"
+    );
+    let finite = claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat_least = 0\n");
+    assert_eq!(
+        status(&finite, &tied).0,
+        Status::NotHeld,
+        "inf does as well"
+    );
+}
