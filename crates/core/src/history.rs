@@ -76,6 +76,10 @@ pub struct RefHistory {
     refbits: Vec<u64>,
     words: usize,
     aging: Vec<u8>,
+    /// Under `Usage` on machines of at most 64 nodes: per page, the nodes whose counter
+    /// may not be zero (bit `n`; a counter read and cleared may leave its bit set), so a
+    /// daemon reads the few counters that counted rather than one per node.
+    counted: Vec<u64>,
 }
 
 impl RefHistory {
@@ -88,6 +92,11 @@ impl RefHistory {
             HistoryMode::RefBit => (vec![], vec![0; npages * words], vec![]),
             HistoryMode::Aging(_) => (vec![], vec![0; npages * words], vec![0; npages * nodes]),
         };
+        let counted = if mode == HistoryMode::Usage && nodes <= 64 {
+            vec![0; npages]
+        } else {
+            Vec::new()
+        };
         RefHistory {
             mode,
             nodes,
@@ -95,6 +104,7 @@ impl RefHistory {
             refbits,
             words,
             aging,
+            counted,
         }
     }
 
@@ -103,7 +113,11 @@ impl RefHistory {
         let per_node = npages.saturating_mul(nodes);
         match mode {
             HistoryMode::None => 0,
-            HistoryMode::Usage => per_node.saturating_mul(4),
+            HistoryMode::Usage => per_node.saturating_mul(4).saturating_add(if nodes <= 64 {
+                npages.saturating_mul(8)
+            } else {
+                0
+            }),
             HistoryMode::RefBit => npages.saturating_mul(8 * nodes.div_ceil(64)),
             HistoryMode::Aging(_) => npages
                 .saturating_mul(8 * nodes.div_ceil(64))
@@ -117,13 +131,16 @@ impl RefHistory {
     }
 
     /// Records `count` references by node `n` to page `p`.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, p: Vpn, n: NodeId, count: u32) {
         match self.mode {
             HistoryMode::None => {}
             HistoryMode::Usage => {
                 let c = &mut self.usage[p.idx() * self.nodes + n.idx()];
                 *c = c.saturating_add(count);
+                if let Some(m) = self.counted.get_mut(p.idx()) {
+                    *m |= 1 << n.0;
+                }
             }
             HistoryMode::RefBit | HistoryMode::Aging(_) => {
                 self.refbits[p.idx() * self.words + (n.idx() >> 6)] |= 1u64 << (n.0 & 63);
@@ -139,14 +156,17 @@ impl RefHistory {
         self.record(p, n, total);
     }
 
-    /// Page `p`'s usage counters, one per node, under [`HistoryMode::Usage`] (a daemon
-    /// examining every entry copy of a page reads and clears them in one place).
+    /// Page `p`'s usage counters, one per node, and the bits of the nodes whose counter
+    /// may not be zero (see `counted`), under [`HistoryMode::Usage`] on a machine of at
+    /// most 64 nodes: a daemon examining every entry copy of a page reads and clears the
+    /// counters that counted.
     #[inline]
-    pub fn usage_row(&mut self, p: Vpn) -> Option<&mut [u32]> {
-        match self.mode {
-            HistoryMode::Usage => Some(&mut self.usage[p.idx() * self.nodes..][..self.nodes]),
-            _ => None,
-        }
+    pub fn usage_row(&mut self, p: Vpn) -> Option<(&mut [u32], &mut u64)> {
+        let counted = self.counted.get_mut(p.idx())?;
+        Some((
+            &mut self.usage[p.idx() * self.nodes..][..self.nodes],
+            counted,
+        ))
     }
 
     /// The value a daemon reads for node `n` and page `p` without clearing it: the count

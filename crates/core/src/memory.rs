@@ -5,6 +5,23 @@
 use crate::error::ConfigError;
 use crate::types::{NodeId, NodeSet, Ns, Vpn};
 
+/// Asks the processor to fetch `x`'s cache line ahead of its use (a hint: nothing else
+/// happens; on other architectures, nothing at all).
+#[inline(always)]
+pub(crate) fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `_mm_prefetch` only hints the cache hierarchy: it reads nothing
+    // architecturally and cannot fault, whatever the address (here a valid reference), and
+    // the SSE it needs is part of the x86_64 baseline.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            (x as *const T).cast(),
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// Identifies an array of a [`Layout`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArrayId(pub usize);
@@ -432,6 +449,14 @@ impl Memory {
         }
     }
 
+    /// Asks the processor to fetch page `p`'s record ahead of its use.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, p: Vpn) {
+        if let Some(r) = self.recs.get(p.idx()) {
+            prefetch(r);
+        }
+    }
+
     /// The state of page `p`.
     pub fn page(&self, p: Vpn) -> PageState {
         let r = &self.recs[p.idx()];
@@ -444,6 +469,18 @@ impl Memory {
             mod_history: self.mod_history[p.idx()],
             written_since_age: r.state & WRITTEN != 0,
         }
+    }
+
+    /// The nodes mapping page `p` (without building the whole [`PageState`]).
+    #[inline]
+    pub(crate) fn mapped(&self, p: Vpn) -> NodeSet {
+        self.set(p, Set::Mapped)
+    }
+
+    /// The nodes mapping page `p` writable.
+    #[inline]
+    pub(crate) fn writers(&self, p: Vpn) -> NodeSet {
+        self.set(p, Set::Writers)
     }
 
     /// The node of page `p`'s primary copy (meaningful once placed).
@@ -555,7 +592,7 @@ impl Memory {
     }
 
     /// Records a run of user references from node `n` to page `p`, when tracked.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record_user_run(&mut self, p: Vpn, n: NodeId, run: UserRun) {
         if let Some(slot) = self.pte_users.get_mut(p.idx() * self.nodes + n.idx()) {
             *slot = run;

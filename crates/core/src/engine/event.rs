@@ -294,10 +294,20 @@ impl EventQueue {
         debug_assert!(self.has_seq_room(used));
         self.next = STALE;
         self.held = Held::No;
+        self.seq += used;
+        let (head, len) = (self.run.head, self.run.len());
+        let ascending = keys.windows(2).all(|w| w[0] < w[1]);
+        if keys.len() == m
+            && ascending
+            && (len == m || keys.last().is_some_and(|&k| k < self.run.keys[head + m]))
+        {
+            // The new keys take the old ones' places, before the rest of `run`.
+            self.run.keys[head..head + m].copy_from_slice(keys);
+            return;
+        }
         for _ in 0..m {
             self.run.pop_front();
         }
-        self.seq += used;
         for &k in keys {
             match self.run.back() {
                 Some(b) if b > k => self.insert_early(k),
@@ -384,7 +394,7 @@ impl EventQueue {
 }
 
 /// Most keys moved from the end of `run` to the heap for one earlier key.
-const DEMOTE_AT_MOST: usize = 4;
+const DEMOTE_AT_MOST: usize = 16;
 
 /// Longest `run` into which a key is inserted in its place (beyond it, earlier keys go
 /// through the heap).

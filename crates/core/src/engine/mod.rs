@@ -28,6 +28,7 @@ use variation::{Ticks, VariationRt};
 mod daemon;
 mod event;
 mod ops;
+mod rounds;
 mod sched;
 mod setup;
 mod spin;
@@ -197,6 +198,11 @@ struct ThreadRt {
     blocked_at: Ns,
     /// The event count and value it polls for, while it has not seen them yet.
     spin_on: Option<(u32, u32)>,
+    /// Its own steps to let pass before its polls are tried in bulk again, after an
+    /// attempt that found no group (a poll that waits at a busy switch port finds none
+    /// for a while; the results do not depend on it).
+    spin_skip: u8,
+    spin_backoff: u8,
     stats: ThreadStats,
 }
 
@@ -288,6 +294,19 @@ pub struct Engine {
     spin_keys: Vec<u128>,
     spin_claims: Vec<u64>,
     spin_gen: u64,
+    /// Scratch of the reference runs made in rounds (`rounds.rs`).
+    turns: Vec<rounds::Turn>,
+    /// Thread steps to let pass before rounds are tried again, after attempts that found
+    /// no group (the wait doubles with each, so runs without groups pay little for
+    /// trying; the results do not depend on it).
+    rounds_skip: u32,
+    rounds_backoff: u32,
+    /// Whether a thread's page state is fetched a few operations ahead (runs with many
+    /// pages: see `ops.rs`).
+    prefetch: bool,
+    /// Whether polls and reference runs of threads taking turns are made in bulk
+    /// (`spin.rs`, `rounds.rs`); off only to test that it changes nothing.
+    bulk: bool,
 }
 
 impl Engine {
@@ -305,6 +324,13 @@ impl Engine {
             self.queued_threads += 1;
             self.queue.push(at, Event::Thread(t));
         }
+    }
+
+    /// Whether the polls and reference runs of threads taking turns are made in bulk (on
+    /// by default; the results are the same either way, which tests hold it to).
+    #[doc(hidden)]
+    pub fn set_bulk(&mut self, on: bool) {
+        self.bulk = on;
     }
 
     /// Calls `monitor` about every `every` operations or events while the run goes on.
@@ -365,7 +391,15 @@ impl Engine {
             }
             match event {
                 Event::Thread(who) => {
-                    if self.threads[who as usize].spin_on.is_some() && self.spin_rounds(now) {
+                    // Polls, or reference runs, of threads taking turns: made in bulk.
+                    if !self.bulk {
+                    } else if self.threads[who as usize].spin_on.is_some() {
+                        if self.try_spin_rounds(who, now) {
+                            continue;
+                        }
+                    } else if self.rounds_skip > 0 {
+                        self.rounds_skip -= 1;
+                    } else if self.run_rounds(who, now) {
                         continue;
                     }
                     let th = &mut self.threads[who as usize];

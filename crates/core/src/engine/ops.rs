@@ -3,6 +3,14 @@
 
 use super::*;
 
+/// How many operations ahead a thread's page state is fetched (about 16 GUPS updates: the
+/// host's memory latency over a few operations' work).
+const PREFETCH_AHEAD: usize = 48;
+
+/// Pages of a run beyond which page state is fetched ahead (2^16 pages: 2 MB of page
+/// records, more than a host core's cache holds; smaller runs find it in the cache).
+pub(super) const PREFETCH_PAGES: usize = 1 << 16;
+
 impl Engine {
     pub(super) fn step_thread(&mut self, tid: u32, mut now: Ns) -> Result<(), SimError> {
         if self.threads[tid as usize].status == Status::Sleeping {
@@ -44,6 +52,14 @@ impl Engine {
                 }
             }
             let op = th.buf[th.pos];
+            // The page state of a run some operations ahead is fetched meanwhile: with many
+            // pages (GUPS over gigabytes), the state of the page a run finds is rarely in
+            // the host's caches, and waiting for it is most of a run's time.
+            if self.prefetch {
+                if let Some(Op::Ref { vpn, .. }) = th.buf.get(th.pos + PREFETCH_AHEAD) {
+                    self.mm.prefetch(Vpn(th.base_vpn.wrapping_add(vpn.0)));
+                }
+            }
             th.pos += 1;
             self.stats.ops += 1;
             let next = match op {
@@ -71,6 +87,8 @@ impl Engine {
                 } => {
                     if self.mm.caches.is_some() {
                         self.reference_cached(tid, now, vpn, write, count, (at, span))?
+                    } else if let Some(end) = self.plain_reference(tid, now, vpn, write, count) {
+                        end
                     } else {
                         self.reference(tid, now, vpn, write, count)?
                     }
@@ -214,6 +232,70 @@ impl Engine {
     ) -> Result<Ns, SimError> {
         let (node, vpn) = self.global_vpn(tid, local_vpn, "referenced")?;
         self.memory_run(tid, now, node, vpn, write, count)
+    }
+
+    /// [`Engine::reference`] for a run whose mapping allows it (no fault), with no
+    /// hardware counters or observer to tell: the reference path's work for it
+    /// ([`MemSystem::reference`]: entry lock, price, occupancy, counts, history, user
+    /// run) in the thread's loop, not behind a call; `None` (and nothing done) otherwise.
+    #[inline(always)]
+    fn plain_reference(
+        &mut self,
+        tid: u32,
+        now: Ns,
+        local_vpn: Vpn,
+        write: bool,
+        count: u32,
+    ) -> Option<Ns> {
+        if self.observer.is_some() || self.mm.counters.is_some() {
+            return None;
+        }
+        let th = &mut self.threads[tid as usize];
+        let vpn = Vpn(th.base_vpn.checked_add(local_vpn.0)?);
+        if vpn.idx() >= self.mm.mem.npages() {
+            return None;
+        }
+        let node = th.node;
+        let target = self.mm.mem.reaches(vpn, node, write)?;
+        let mut t = now;
+        let entries = self.mm.mem.has_entries();
+        if entries {
+            // The entry copy the run goes through, while a daemon holds it.
+            let locked = self.mm.mem.pte_locked_until(vpn, node);
+            if locked > t {
+                th.stats.pte_wait_ns += (locked - t).0;
+                t = locked;
+            }
+        }
+        let (per_word, class) = self.mm.price(node, target, vpn, write);
+        if self.mm.machine.config.contention && class != crate::stats::RefClass::Cached {
+            let remote = class == crate::stats::RefClass::Remote;
+            t = self
+                .mm
+                .occupy(&mut th.stats, node, target, remote, count, t);
+        }
+        // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
+        let end = t + Ns(per_word.saturating_mul(count as u64));
+        if entries {
+            let run = crate::memory::UserRun {
+                thread: tid,
+                start: t,
+                end,
+                per_access: Ns(per_word),
+            };
+            self.mm.mem.record_user_run(vpn, node, run);
+        }
+        let c = count as u64;
+        th.stats.refs.add(class, c);
+        self.stats.refs.add(class, c);
+        if let Some(r) = self.stats.pages.get_mut(vpn.idx()) {
+            r.refs.add(class, c);
+        }
+        self.mm.hist.record(vpn, node, count);
+        if write {
+            self.mm.mem.mark_written(vpn);
+        }
+        Some(end)
     }
 
     /// [`Engine::reference`] on a machine with processor caches: the run walks

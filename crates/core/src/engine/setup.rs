@@ -121,6 +121,8 @@ impl Engine {
                     delay: Ns::ZERO,
                     blocked_at: Ns::ZERO,
                     spin_on: None,
+                    spin_skip: 0,
+                    spin_backoff: 0,
                     stats: ThreadStats {
                         id: g,
                         program: pi as u32,
@@ -310,6 +312,11 @@ impl Engine {
             spin_keys: Vec::new(),
             spin_claims: Vec::new(),
             spin_gen: 0,
+            turns: Vec::new(),
+            rounds_skip: 0,
+            rounds_backoff: 0,
+            bulk: true,
+            prefetch: npages as usize > ops::PREFETCH_PAGES,
         };
         {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));

@@ -49,7 +49,29 @@ pub(super) struct Poll {
     ports: bool,
 }
 
+/// Most of its own steps a spinning thread lets pass between attempts that find no group.
+const BACKOFF_AT_MOST: u8 = 31;
+
 impl Engine {
+    /// [`Engine::spin_rounds`] for thread `tid`'s poll, unless its last attempts found no
+    /// group (then it waits a few of its own steps, twice as many after each).
+    pub(super) fn try_spin_rounds(&mut self, tid: u32, now: Ns) -> bool {
+        let th = &mut self.threads[tid as usize];
+        if th.spin_skip > 0 {
+            th.spin_skip -= 1;
+            return false;
+        }
+        let made = self.spin_rounds(now);
+        let th = &mut self.threads[tid as usize];
+        if made {
+            th.spin_backoff = 0;
+        } else {
+            th.spin_backoff = (2 * th.spin_backoff + 1).min(BACKOFF_AT_MOST);
+            th.spin_skip = th.spin_backoff;
+        }
+        made
+    }
+
     /// Makes the polls of the group led by the event being handled (a poll at `now`),
     /// when a group makes at least two rounds; returns whether it did (else nothing
     /// changed and the event is handled as usual).
@@ -68,6 +90,19 @@ impl Engine {
             return false;
         };
         let d = first.d;
+        // When the next event is not within `d`, the thread polls alone and, with that
+        // event within `2d`, makes at most two polls before it: no better than running
+        // ahead as usual.
+        let (run, heap_first) = self.queue.held_run().expect("checked above");
+        let second = match (run.get(1), heap_first) {
+            (Some(&r), Some(h)) => Some(r.min(h)),
+            (r, h) => r.copied().or(h),
+        };
+        if second.is_some_and(|k| {
+            time_of(k).0 - now.0 >= d && time_of(k).0 - now.0 <= d.saturating_mul(2)
+        }) {
+            return false;
+        }
         // The candidates: the earliest events, starting within `d` of the first; `y` is
         // the earliest other event.
         let mut keys = std::mem::take(&mut self.spin_keys);
@@ -199,18 +234,7 @@ impl Engine {
         let target = self.mm.mem.reaches(vpn, node, write)?;
         let machine = &self.mm.machine;
         let costs = machine.costs();
-        // As `MemSystem::reference` prices it.
-        let (per_word, class) = if target == node {
-            match costs.cached_read_ns {
-                Some(c) if !write && self.mm.mem.copy_count(vpn) > 1 => (c, RefClass::Cached),
-                _ if write => (costs.local_write_ns, RefClass::Local),
-                _ => (costs.local_read_ns, RefClass::Local),
-            }
-        } else if write {
-            (machine.write_ns(node, target), RefClass::Remote)
-        } else {
-            (machine.read_ns(node, target), RefClass::Remote)
-        };
+        let (per_word, class) = self.mm.price(node, target, vpn, write);
         let count = count.max(1);
         let n = count as u64;
         let d = per_word.saturating_mul(n).max(1);

@@ -231,14 +231,27 @@ pub trait Mm {
     /// after the other: acquire the copy, read and clear its history into `counts[n]`,
     /// charge `examine`, release. The same as those calls in sequence; as a provided
     /// method it is compiled for each mechanism, so a daemon pays one dynamic call per
-    /// page rather than four per entry.
-    fn examine_entries(&mut self, vpn: Vpn, nodes: &[NodeId], examine: Ns, counts: &mut [u32]) {
+    /// page rather than four per entry. A count of zero may be left unwritten (a daemon
+    /// keeps `counts` zero between steps). Returns the nodes below 64 whose count is not
+    /// zero, as bits (bit `n` for node `n`), with every bit set when a node of 64 or more
+    /// was examined: a daemon looks at those counts only.
+    fn examine_entries(
+        &mut self,
+        vpn: Vpn,
+        nodes: &[NodeId],
+        examine: Ns,
+        counts: &mut [u32],
+    ) -> u64 {
+        let mut read = 0;
         for &n in nodes {
             let hold = self.acquire_pte(vpn, n);
-            counts[n.idx()] = self.examine_history(vpn, n);
+            let c = self.examine_history(vpn, n);
+            counts[n.idx()] = c;
+            read |= counted(n, c);
             self.charge(examine);
             self.release_pte(hold);
         }
+        read
     }
 
     /// Migrates `vpn` to `to` under Holliday's locking protocol: every copy of its entry
@@ -266,6 +279,15 @@ pub trait Mm {
 
     /// Zeroes every counter of `vpn`. Nothing without counters.
     fn reset_page_counters(&mut self, vpn: Vpn);
+}
+
+/// [`Mm::examine_entries`]'s bits for node `n` having counted `c`.
+#[inline(always)]
+pub(crate) fn counted(n: NodeId, c: u32) -> u64 {
+    match n.0 {
+        0..64 => u64::from(c != 0) << n.0,
+        _ => u64::MAX,
+    }
 }
 
 /// A small machine for tests (policies against [`Recording`], engine tests): `nodes`

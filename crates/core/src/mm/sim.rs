@@ -189,7 +189,7 @@ impl Mm for SimMm<'_> {
     }
 
     fn invalidate_mappings(&mut self, vpn: Vpn, nodes: NodeSet) {
-        let hit = nodes.intersection(&self.mem.page(vpn).mapped);
+        let hit = nodes.intersection(&self.mem.mapped(vpn));
         for n in hit.iter() {
             self.mem.set_mapping(vpn, n, Mapping::default());
         }
@@ -197,7 +197,7 @@ impl Mm for SimMm<'_> {
     }
 
     fn restrict_to_read(&mut self, vpn: Vpn) {
-        let writers = self.mem.page(vpn).writers;
+        let writers = self.mem.writers(vpn);
         for n in writers.iter() {
             let m = self.mem.mapping(vpn, n);
             self.mem.set_mapping(
@@ -241,7 +241,7 @@ impl Mm for SimMm<'_> {
         if let Some(c) = self.caches.as_deref_mut() {
             c.flush_page(vpn.0);
         }
-        self.charge_shootdowns(self.mem.page(vpn).mapped);
+        self.charge_shootdowns(self.mem.mapped(vpn));
         self.stats.events.migrations += 1;
         if let Some(p) = self.stats.program_of(vpn) {
             p.migrations += 1;
@@ -343,7 +343,7 @@ impl Mm for SimMm<'_> {
                 self.stats.events.refused += 1;
                 return Err(ActionError::NoFrame(n));
             }
-            let mut others = self.mem.page(vpn).mapped;
+            let mut others = self.mem.mapped(vpn);
             others.remove(n);
             invalidated = !others.is_empty();
             self.invalidate_mappings(vpn, others);
@@ -410,22 +410,44 @@ impl Mm for SimMm<'_> {
         }
     }
 
-    fn examine_entries(&mut self, vpn: Vpn, nodes: &[NodeId], examine: Ns, counts: &mut [u32]) {
+    fn examine_entries(
+        &mut self,
+        vpn: Vpn,
+        nodes: &[NodeId],
+        examine: Ns,
+        counts: &mut [u32],
+    ) -> u64 {
         let lock = Ns(self.machine.costs().pte_lock_ns);
         let (now, cost) = (self.now, &mut self.cost);
-        if let Some(usage) = self.hist.usage_row(vpn) {
-            // Usage counters read and cleared in the page's row (`RefHistory::examine`).
+        let mut read = 0;
+        if let Some((usage, counted)) = self.hist.usage_row(vpn) {
+            // The entries are held in turn; of their usage counters only those that may
+            // have counted are read and cleared (`RefHistory::examine` for the others
+            // would read zero and clear nothing).
+            let mut passed = 0;
             self.mem
                 .pass_entries(vpn, nodes, now, cost, (lock, examine), |n| {
-                    counts[n.idx()] = std::mem::take(&mut usage[n.idx()]);
+                    passed |= 1 << n.0;
                 });
+            let mut bits = *counted & passed;
+            *counted &= !passed;
+            while bits != 0 {
+                let n = bits.trailing_zeros() as usize;
+                let c = std::mem::take(&mut usage[n]);
+                counts[n] = c;
+                read |= u64::from(c != 0) << n;
+                bits &= bits - 1;
+            }
         } else {
             let hist = &mut *self.hist;
             self.mem
                 .pass_entries(vpn, nodes, now, cost, (lock, examine), |n| {
-                    counts[n.idx()] = hist.examine(vpn, n);
+                    let c = hist.examine(vpn, n);
+                    counts[n.idx()] = c;
+                    read |= super::counted(n, c);
                 });
         }
+        read
     }
 
     fn migrate_holding_entries(&mut self, vpn: Vpn, to: NodeId, nodes: &[NodeId], update: Ns) {

@@ -75,6 +75,16 @@ impl MemSystem {
         }
     }
 
+    /// Asks the processor to fetch the state a run to `vpn` reads (the page's record and
+    /// fault-handler time) ahead of the run.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, vpn: Vpn) {
+        self.mem.prefetch(vpn);
+        if let Some(busy) = self.fault_busy.get(vpn.idx()) {
+            crate::memory::prefetch(busy);
+        }
+    }
+
     /// A policy hook's view, at `now`, of a hook running on node `actor`.
     pub(crate) fn sim<'a>(&'a mut self, stats: &'a mut Stats, now: Ns, actor: NodeId) -> SimMm<'a> {
         SimMm {
@@ -130,24 +140,7 @@ impl MemSystem {
                 t = locked;
             }
         }
-        let costs = self.machine.costs();
-        let (per_word, class) = if target == node {
-            match costs.cached_read_ns {
-                Some(c) if !write && self.mem.copy_count(vpn) > 1 => (c, RefClass::Cached),
-                _ => (
-                    if write {
-                        costs.local_write_ns
-                    } else {
-                        costs.local_read_ns
-                    },
-                    RefClass::Local,
-                ),
-            }
-        } else if write {
-            (self.machine.write_ns(node, target), RefClass::Remote)
-        } else {
-            (self.machine.read_ns(node, target), RefClass::Remote)
-        };
+        let (per_word, class) = self.price(node, target, vpn, write);
         if self.machine.config.contention && class != RefClass::Cached {
             t = self.occupy(ts, node, target, class == RefClass::Remote, count, t);
         }
@@ -183,6 +176,30 @@ impl MemSystem {
         Ok(t)
     }
 
+    /// The latency of one word of a run from `node` to `vpn` served by `target`'s copy,
+    /// and where it is served.
+    #[inline(always)]
+    pub(crate) fn price(
+        &self,
+        node: NodeId,
+        target: NodeId,
+        vpn: Vpn,
+        write: bool,
+    ) -> (u64, RefClass) {
+        let costs = self.machine.costs();
+        if target == node {
+            match costs.cached_read_ns {
+                Some(c) if !write && self.mem.copy_count(vpn) > 1 => (c, RefClass::Cached),
+                _ if write => (costs.local_write_ns, RefClass::Local),
+                _ => (costs.local_read_ns, RefClass::Local),
+            }
+        } else if write {
+            (self.machine.write_ns(node, target), RefClass::Remote)
+        } else {
+            (self.machine.read_ns(node, target), RefClass::Remote)
+        }
+    }
+
     /// With contention on: a run of `count` words from a processor on `node` served by
     /// `target`'s module, wanted at `t`, waits until the module (and, for a remote run,
     /// the switch ports of both ends) are free, holds them for the run's occupancy, and
@@ -191,7 +208,7 @@ impl MemSystem {
     /// competitor by its whole occupancy while the total throughput of each resource
     /// is right.
     #[inline]
-    fn occupy(
+    pub(crate) fn occupy(
         &mut self,
         ts: &mut ThreadStats,
         node: NodeId,

@@ -148,20 +148,31 @@ impl HollidayDaemon {
         let examine = Ns(ctx.machine().costs().pte_examine_ns);
         // `counts` is zero but for the copies examined here, and is left zero again: a
         // step touches the counts of the page-table copies, not of every node.
-        ctx.examine_entries(vpn, &self.copies, examine, &mut self.counts);
+        let read = ctx.examine_entries(vpn, &self.copies, examine, &mut self.counts);
         let single = ctx.copy_count(vpn) == 1;
         let home = if single {
             self.counts[ctx.home(vpn).idx()]
         } else {
             0
         };
-        // The most referencing node, the lowest-numbered among equals (the copies are in
-        // ascending order; every other node counts zero).
+        // The most referencing node, the lowest-numbered among equals (every node but the
+        // copies counts zero; of those, only the ones `read` names may not).
         let (mut best, mut top) = (0, 0);
-        for n in &self.copies {
-            let c = std::mem::take(&mut self.counts[n.idx()]);
+        let mut consider = |n: usize, counts: &mut [u32]| {
+            let c = std::mem::take(&mut counts[n]);
             if c > top {
-                (best, top) = (n.idx(), c);
+                (best, top) = (n, c);
+            }
+        };
+        if read == u64::MAX {
+            for n in &self.copies {
+                consider(n.idx(), &mut self.counts);
+            }
+        } else {
+            let mut bits = read;
+            while bits != 0 {
+                consider(bits.trailing_zeros() as usize, &mut self.counts);
+                bits &= bits - 1;
             }
         }
         if single && top > 0 && top > home {

@@ -253,6 +253,11 @@ impl Program for Gups {
         let s = &mut self.streams[t as usize];
         let n = s.left.min(CHUNK);
         s.left -= n;
+        let per_update = 2 + usize::from(self.compute > Ns::ZERO);
+        out.reserve(n as usize * per_update);
+        // Pages are usually a power of two: a shift and a mask instead of a division.
+        let ps = self.page_size;
+        let shift = ps.is_power_of_two().then(|| ps.trailing_zeros());
         for _ in 0..n {
             let i = if s.rng.gen::<f64>() < self.hot_probability {
                 self.hot_first + s.rng.gen_range(0..self.hot_len)
@@ -260,9 +265,12 @@ impl Program for Gups {
                 s.rng.gen_range(0..self.elems)
             };
             let addr = base + i * self.elem_bytes;
-            let vpn = Vpn((addr / self.page_size) as u32);
+            let (page, at) = match shift {
+                Some(k) => (addr >> k, addr & (ps - 1)),
+                None => (addr / ps, addr % ps),
+            };
+            let vpn = Vpn(page as u32);
             // The element's words are counted on the page of its first byte.
-            let at = addr % self.page_size;
             let span = self.elem_bytes.min(self.page_size - at) as u32;
             for write in [false, true] {
                 out.push(Op::Ref {

@@ -208,12 +208,44 @@ impl Emitter {
     ) {
         let mut left = len;
         let mut merge = merge_first;
+        // Page sizes are powers of two in practice: a shift and a mask then, not divisions.
+        let ps = self.page_size;
+        let shift = ps.is_power_of_two().then(|| ps.trailing_zeros());
+        if let Some(s) = shift.filter(|_| len > 0) {
+            // Most ranges start all their elements on one page: one run, no loop.
+            let last = addr + (len - 1) * elem_bytes;
+            if addr >> s == last >> s {
+                let at = addr & (ps - 1);
+                let span = (len * elem_bytes).min(ps - at);
+                let count = len * per_elem as u64;
+                let vpn = Vpn((addr >> s) as u32);
+                if merge {
+                    push_span(out, vpn, write, count, at as u32, span as u32);
+                } else {
+                    out.push(Op::Ref {
+                        vpn,
+                        write,
+                        count: count.min(u32::MAX as u64) as u32,
+                        at: at as u32,
+                        span: span as u32,
+                    });
+                }
+                return;
+            }
+        }
         while left > 0 {
-            let page = addr / self.page_size;
-            let page_end = (page + 1) * self.page_size;
-            let k = left.min((page_end - addr).div_ceil(elem_bytes));
-            let at = addr - page * self.page_size;
-            let span = (k * elem_bytes).min(self.page_size - at);
+            let (page, at) = match shift {
+                Some(s) => (addr >> s, addr & (ps - 1)),
+                None => (addr / ps, addr % ps),
+            };
+            // Elements that start on this page (the last may run over its end).
+            let room = ps - at;
+            let k = left.min(if elem_bytes.is_power_of_two() {
+                (room + elem_bytes - 1) >> elem_bytes.trailing_zeros()
+            } else {
+                room.div_ceil(elem_bytes)
+            });
+            let span = (k * elem_bytes).min(room);
             let vpn = Vpn(page as u32);
             let count = k * per_elem as u64;
             if merge {
