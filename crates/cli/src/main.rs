@@ -89,6 +89,10 @@ struct BenchArgs {
     /// Repetitions per scenario (the least CPU time is kept).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
     reps: u64,
+    /// CPU seconds a repetition lasts at least: a shorter run is repeated (and its
+    /// times averaged over the runs) so that noise of a few milliseconds does not count.
+    #[arg(long, default_value_t = 1.0, value_parser = min_seconds)]
+    min_seconds: f64,
     /// Run only this scenario (repeatable): fine-static, jacobi-64B-pages,
     /// holliday-daemon, platinum-gauss, gups-tiered-1G, gups-tiered-16G, pages-2^24.
     #[arg(long)]
@@ -1120,13 +1124,22 @@ fn machine_from_table(table: toml::Table) -> Result<MachineConfig, Failure> {
     })
 }
 
+/// `--min-seconds`: a finite number of seconds from 0 to an hour.
+fn min_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=3600.0).contains(&v) => Ok(v),
+        Ok(_) => Err("must be from 0 to 3600 seconds".into()),
+        Err(e) => Err(format!("not a number of seconds: {e}")),
+    }
+}
+
 fn bench(a: BenchArgs) -> Result<(), Failure> {
     use numaplace_harness::bench::{self, BenchResult};
     if let Some(name) = &a.child {
         // One scenario in this process of its own, so its peak memory is its own.
         let s = bench::scenario(name)
             .ok_or_else(|| UserError::new(format!("--child: no scenario `{name}`")))?;
-        let r = bench::measure(s, a.reps as usize);
+        let r = bench::measure(s, a.reps as usize, a.min_seconds);
         return out(&(serde_json::to_string(&r).context("serialising the result")? + "\n"));
     }
     let old: Option<Vec<BenchResult>> = match &a.compare {
@@ -1162,6 +1175,7 @@ fn bench(a: BenchArgs) -> Result<(), Failure> {
         eprintln!("bench: {name} ...");
         let o = std::process::Command::new(&exe)
             .args(["bench", "--child", name, "--reps", &a.reps.to_string()])
+            .args(["--min-seconds", &a.min_seconds.to_string()])
             .output()
             .with_context(|| format!("running scenario {name}"))?;
         if !o.status.success() {

@@ -581,3 +581,19 @@ fn slowdown_and_oracle_together_are_refused() {
     let o = numaplace(&["run", "--slowdown", "--oracle"]);
     assert_user_error(&o, &["--oracle and --slowdown"]);
 }
+
+#[test]
+fn a_negative_bench_min_seconds_is_a_user_error_naming_it() {
+    assert_user_error(
+        &numaplace(&["bench", "--min-seconds=-1"]),
+        &["--min-seconds", "from 0 to 3600"],
+    );
+}
+
+#[test]
+fn an_unknown_bench_scenario_is_a_user_error_listing_the_known() {
+    assert_user_error(
+        &numaplace(&["bench", "--scenario", "nope"]),
+        &["no scenario `nope`", "fine-static"],
+    );
+}

@@ -12,6 +12,7 @@
 // The derive macros name this crate by its path, also from inside it.
 extern crate self as numaplace_core;
 
+pub mod bigvec;
 pub mod breakeven;
 pub mod cache;
 pub mod config;

@@ -309,10 +309,10 @@ impl Memory {
         let extra_words = nodes.div_ceil(64).saturating_sub(1);
         Memory {
             nodes,
-            recs: vec![PageRec::default(); npages],
+            recs: crate::bigvec::filled(npages, PageRec::default()),
             extra_words,
             wide: vec![0; npages * 3 * extra_words],
-            mod_history: vec![0; npages],
+            mod_history: crate::bigvec::filled(npages, 0),
             targets: Vec::new(),
             free_slots: Vec::new(),
             pte_locked_until: Vec::new(),
