@@ -424,11 +424,9 @@ impl Mm for SimMm<'_> {
             // The entries are held in turn; of their usage counters only those that may
             // have counted are read and cleared (`RefHistory::examine` for the others
             // would read zero and clear nothing).
-            let mut passed = 0;
-            self.mem
-                .pass_entries(vpn, nodes, now, cost, (lock, examine), |n| {
-                    passed |= 1 << n.0;
-                });
+            let passed = self
+                .mem
+                .pass_entries_mask(vpn, nodes, now, cost, (lock, examine));
             let mut bits = *counted & passed;
             *counted &= !passed;
             while bits != 0 {
