@@ -346,6 +346,19 @@ impl Engine {
         self.observer = Some(observer);
     }
 
+    /// Thread `t`, when nothing stands in the way of its next step at `at`: it is ready,
+    /// owes no delay, and its processor is free (what a step made in bulk requires); and
+    /// that processor.
+    #[inline]
+    fn unhindered(&self, t: u32, at: Ns) -> Option<(&ThreadRt, ProcId)> {
+        let th = &self.threads[t as usize];
+        let proc = th.proc?;
+        (th.status == Status::Ready
+            && th.delay == Ns::ZERO
+            && self.proc_busy_until[proc.idx()] <= at)
+            .then_some((th, proc))
+    }
+
     /// Calls the monitor; `false` when it asks to stop.
     #[cold]
     pub(super) fn poll(&mut self, now: Ns) -> bool {

@@ -212,14 +212,7 @@ impl Engine {
     /// next clock interrupt.
     #[inline]
     fn plain_run(&self, t: u32, at: Ns) -> Option<PlainRun> {
-        let th = &self.threads[t as usize];
-        let proc = th.proc?;
-        if th.status != Status::Ready
-            || th.delay > Ns::ZERO
-            || self.proc_busy_until[proc.idx()] > at
-        {
-            return None;
-        }
+        let (th, proc) = self.unhindered(t, at)?;
         let Op::Ref {
             vpn, write, count, ..
         } = *th.buf.get(th.pos)?

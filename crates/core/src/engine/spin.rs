@@ -205,14 +205,7 @@ impl Engine {
     /// runs, owes nothing, its next op is a spin it has already polled in vain, and the
     /// poll neither faults nor waits.
     fn quiet_poll(&self, t: u32, at: Ns) -> Option<Poll> {
-        let th = &self.threads[t as usize];
-        let proc = th.proc?;
-        if th.status != Status::Ready
-            || th.delay > Ns::ZERO
-            || self.proc_busy_until[proc.idx()] > at
-        {
-            return None;
-        }
+        let (th, proc) = self.unhindered(t, at)?;
         let Op::Spin {
             vpn,
             write,
