@@ -41,11 +41,18 @@ fn operand_values(
 ) -> Result<Vec<f64>, String> {
     let metric = op.metric.as_deref().unwrap_or(default_metric);
     let mut sel = selector_json(op);
+    // A field the operand selects itself keeps its value (a fixed baseline beside each
+    // value of an axis).
+    let extra: Vec<(String, Value)> = extra
+        .iter()
+        .filter(|(k, _)| !op.selector.contains_key(k))
+        .cloned()
+        .collect();
     sel.extend(extra.iter().cloned());
     let matching: Vec<&Record> = records.iter().filter(|r| r.matches(&sel)).collect();
     let what = || {
         let mut text = describe(op, metric);
-        for (k, v) in extra {
+        for (k, v) in &extra {
             text.push_str(&format!(" at {k}={}", label(v)));
         }
         text
@@ -357,7 +364,7 @@ fn check(
                 return Ok((ok, format!("{base}; expected left {want} right")));
             };
             let from = c.from.as_ref().map(toml_to_json);
-            let xs: Vec<Value> = values_of(records, &c.left, over)
+            let xs: Vec<Value> = axis_values(records, &c.left, over, c.values.as_deref())?
                 .into_iter()
                 .filter(|x| {
                     from.as_ref()
@@ -533,7 +540,7 @@ fn ratio_over(
     values: &mut Vec<(String, f64)>,
 ) -> Result<(bool, String), String> {
     let over = c.over.as_deref().unwrap_or_default();
-    let xs = axis_values(records, &c.left, over, None)?;
+    let xs = axis_values(records, &c.left, over, c.values.as_deref())?;
     let what = if difference { "difference" } else { "ratio" };
     let (mut shown, mut failed) = (Vec::new(), Vec::new());
     for x in &xs {
