@@ -143,6 +143,33 @@ fn a_compare_over_listed_values_fails_at_a_listed_value() {
     assert!(detail.contains("fails at m"), "{detail}");
 }
 
+const SIGNIFICANTLY_LESS: &str = r#"
+kind = "compare"
+over = "workload"
+left = { where = { setting = "tuned" } }
+right = { where = { setting = "default" } }
+expect = "less"
+confidence = 0.99
+"#;
+
+#[test]
+fn a_compare_with_a_confidence_holds_when_the_intervals_are_apart() {
+    // Means 100 and 110 with sd 1.58 over 5 runs: 99% half-widths 3.26.
+    let recs = table4(&[("a", 100.0, 110.0)], 1.0);
+    assert_eq!(status(&claim(SIGNIFICANTLY_LESS), &recs).0, Status::Held);
+}
+
+#[test]
+fn a_compare_with_a_confidence_fails_on_an_order_within_noise() {
+    // Means 100 and 103: in order, but the 99% intervals (half-width 3.26) overlap.
+    let recs = table4(&[("a", 100.0, 103.0)], 1.0);
+    let (s, detail) = status(&claim(SIGNIFICANTLY_LESS), &recs);
+    assert_eq!(s, Status::NotHeld);
+    assert!(detail.contains("within noise"), "{detail}");
+    let plain = claim(&SIGNIFICANTLY_LESS.replace("confidence = 0.99\n", ""));
+    assert_eq!(status(&plain, &recs).0, Status::Held, "the means alone");
+}
+
 const EVERY_TYPE_WITHIN: &str = r#"
 kind = "ratio"
 over = "type"
@@ -380,6 +407,10 @@ fn a_claim_that_asks_nothing_or_lists_values_without_an_axis_is_refused() {
         (
             "kind = \"ratio\"\nright = {}\nat_most = 1.0\nvalues = [1]\n",
             "needs `over`",
+        ),
+        (
+            "kind = \"compare\"\nright = {}\nexpect = \"less\"\nconfidence = 1.0\n",
+            "strictly between 0 and 1",
         ),
         (
             "kind = \"intervals\"\nright = {}\nexpect = \"overlap\"\nconfidence = 1.5\n",

@@ -170,7 +170,7 @@ pub struct RatioCheck {
 /// mean(left) is less (or greater) than mean(right), per `expect`; with `over`, so at
 /// every value of that axis among left's runs (from `from` on, and those listed in
 /// `values`, when given). An operand whose own selector names the axis keeps its value
-/// there, as in [`RatioCheck`].
+/// there, as in [`RatioCheck`]. With `confidence`, each order must also be significant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompareCheck {
@@ -191,6 +191,11 @@ pub struct CompareCheck {
     /// With `over`: the values of the axis checked (default: every value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<toml::Value>>,
+    /// The order must also be significant: the Student-t confidence intervals of the two
+    /// means at this level disjoint (each side needs two runs or more), so a difference
+    /// within run-to-run noise does not hold. Default: the means alone decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
 }
 
 /// At each value of `over`, mean(left)/mean(right) (or mean(left) alone when there is
@@ -422,6 +427,9 @@ pub fn validate(claim: &Claim) -> Result<(), ShapeError> {
             Err(ShapeError::ValuesWithoutOver)
         }
         Check::Intervals(c) if c.confidence.is_some_and(|l| !(l > 0.0 && l < 1.0)) => {
+            Err(ShapeError::BadConfidence)
+        }
+        Check::Compare(c) if c.confidence.is_some_and(|l| !(l > 0.0 && l < 1.0)) => {
             Err(ShapeError::BadConfidence)
         }
         Check::Curve(c) if c.at.is_some() && c.measure != Measure::Argmin => {
