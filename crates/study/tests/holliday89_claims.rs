@@ -320,15 +320,12 @@ fn violation(claim: &str) -> Change {
         "daemon-beats-none-with-2k-pages" => time(&[ty("1D(B0)"), size("2K(10)")], 14.5),
         "foresight-beats-none-with-repeats" => time(&[ty("Foresight"), size("1K(20)")], 22.5),
         "horizontal-pages-hurt-jacobi" => time(&[ty("None"), size("2K(H)")], 150.0),
-        "daemon-does-not-thrash-horizontal-jacobi" => set(
-            &[ty("1D(B0)"), size("2K(H)")],
-            "migrations_per_page",
-            21.0,
-        ),
-        "fewer-processors-make-migration-more-successful" => time(
-            &[ty("1D(B0)"), ("workload.threads", json!(4))],
-            50.0 * 1.1,
-        ),
+        "daemon-does-not-thrash-horizontal-jacobi" => {
+            set(&[ty("1D(B0)"), size("2K(H)")], "migrations_per_page", 21.0)
+        }
+        "fewer-processors-make-migration-more-successful" => {
+            time(&[ty("1D(B0)"), ("workload.threads", json!(4))], 50.0 * 1.1)
+        }
         "two-daemons-help-when-pass-time-dominates" => {
             time(&[ty("2D(B0)"), size("2K(10)")], 14.4 * 0.96)
         }
@@ -359,9 +356,7 @@ fn violation(claim: &str) -> Change {
         "surface-wave-always-degraded-2048" => time(&[ty("2D(B0)"), page(2048)], 99.0),
         "no-large-degradation-surface-wave" => time(&[ty("1D(B10000)"), page(512)], 125.0),
         "surface-wave-slower-with-smaller-pages" => time(&[ty("1D(B0)"), page(1024)], 121.0),
-        "surface-wave-slower-with-shorter-blocking" => {
-            time(&[ty("1D(B10000)"), page(2048)], 111.0)
-        }
+        "surface-wave-slower-with-shorter-blocking" => time(&[ty("1D(B10000)"), page(2048)], 111.0),
         "two-daemons-worse-on-surface-wave" => time(&[ty("2D(B0)"), page(1024)], 114.0),
         "surface-wave-few-migrations" => {
             set(&[ty("1D(B0)"), page(1024)], "migrations_per_page", 50.0)
@@ -409,7 +404,10 @@ fn an_order_within_run_to_run_noise_does_not_hold_a_compare_claim() {
     });
     let mut recs = records("matvec-synthetic", &noisy);
     // Spread the 2 KB daemons' trials by 0.1%.
-    for r in recs.iter_mut().filter(|r| r.settings["size"] == json!("2K(10)")) {
+    for r in recs
+        .iter_mut()
+        .filter(|r| r.settings["size"] == json!("2K(10)"))
+    {
         let k = r.seed as f64 - 3.0;
         let x = r.result["mean_completion_ns"].as_f64().unwrap();
         r.result["mean_completion_ns"] = json!(x * (1.0 + 1e-3 * k));
