@@ -92,6 +92,110 @@ fn a_difference_over_an_axis_must_hold_at_every_value() {
     );
 }
 
+/// A study with a `type` axis beside a size axis: per (type, size) one run.
+fn by_type(rows: &[(&str, &str, f64)]) -> Vec<Record> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, (ty, size, t))| {
+            rec(
+                i,
+                &[("type", json!(ty)), ("size", json!(size))],
+                json!({ "makespan_ns": t }),
+            )
+        })
+        .collect()
+}
+
+const LISTED_SIZES: &str = r#"
+kind = "compare"
+over = "size"
+values = ["s", "m"]
+left = { where = { type = "daemon" } }
+right = { where = { type = "none" } }
+expect = "greater"
+"#;
+
+#[test]
+fn a_compare_over_listed_values_ignores_the_values_not_listed() {
+    let c = claim(LISTED_SIZES);
+    let recs = by_type(&[
+        ("none", "s", 10.0),
+        ("none", "m", 10.0),
+        ("none", "l", 10.0),
+        ("daemon", "s", 11.0),
+        ("daemon", "m", 12.0),
+        ("daemon", "l", 9.0),
+    ]);
+    assert_eq!(status(&c, &recs).0, Status::Held);
+}
+
+#[test]
+fn a_compare_over_listed_values_fails_at_a_listed_value() {
+    let c = claim(LISTED_SIZES);
+    let recs = by_type(&[
+        ("none", "s", 10.0),
+        ("none", "m", 10.0),
+        ("daemon", "s", 11.0),
+        ("daemon", "m", 9.0),
+    ]);
+    let (s, detail) = status(&c, &recs);
+    assert_eq!(s, Status::NotHeld);
+    assert!(detail.contains("fails at m"), "{detail}");
+}
+
+const SIGNIFICANTLY_LESS: &str = r#"
+kind = "compare"
+over = "workload"
+left = { where = { setting = "tuned" } }
+right = { where = { setting = "default" } }
+expect = "less"
+confidence = 0.99
+"#;
+
+#[test]
+fn a_compare_with_a_confidence_holds_when_the_intervals_are_apart() {
+    // Means 100 and 110 with sd 1.58 over 5 runs: 99% half-widths 3.26.
+    let recs = table4(&[("a", 100.0, 110.0)], 1.0);
+    assert_eq!(status(&claim(SIGNIFICANTLY_LESS), &recs).0, Status::Held);
+}
+
+#[test]
+fn a_compare_with_a_confidence_fails_on_an_order_within_noise() {
+    // Means 100 and 103: in order, but the 99% intervals (half-width 3.26) overlap.
+    let recs = table4(&[("a", 100.0, 103.0)], 1.0);
+    let (s, detail) = status(&claim(SIGNIFICANTLY_LESS), &recs);
+    assert_eq!(s, Status::NotHeld);
+    assert!(detail.contains("within noise"), "{detail}");
+    let plain = claim(&SIGNIFICANTLY_LESS.replace("confidence = 0.99\n", ""));
+    assert_eq!(status(&plain, &recs).0, Status::Held, "the means alone");
+}
+
+const EVERY_TYPE_WITHIN: &str = r#"
+kind = "ratio"
+over = "type"
+values = ["a", "b"]
+left = { where = { size = "s" } }
+right = { where = { type = "none", size = "s" } }
+at_most = 1.2
+"#;
+
+#[test]
+fn a_ratio_over_an_axis_the_right_operand_selects_keeps_the_right_operand_fixed() {
+    let c = claim(EVERY_TYPE_WITHIN);
+    let recs = by_type(&[
+        ("none", "s", 10.0),
+        ("a", "s", 11.0),
+        ("b", "s", 11.9),
+        ("b", "l", 30.0),
+    ]);
+    let (s, detail) = status(&c, &recs);
+    assert_eq!(s, Status::Held, "{detail}");
+    let worse = by_type(&[("none", "s", 10.0), ("a", "s", 11.0), ("b", "s", 12.5)]);
+    let (s, detail) = status(&c, &worse);
+    assert_eq!(s, Status::NotHeld);
+    assert!(detail.contains("fails at b"), "{detail}");
+}
+
 const OVERLAP: &str = r#"
 kind = "intervals"
 over = "workload"
@@ -278,7 +382,7 @@ fn a_curves_depth_shrinking_across_levels_is_decreasing() {
 }
 
 #[test]
-fn a_curve_or_intervals_claim_that_asks_nothing_is_refused() {
+fn a_claim_that_asks_nothing_or_lists_values_without_an_axis_is_refused() {
     for (text, what) in [
         (
             "kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\n",
@@ -295,6 +399,18 @@ fn a_curve_or_intervals_claim_that_asks_nothing_is_refused() {
         (
             "kind = \"intervals\"\nright = {}\nexpect = \"overlap\"\nvalues = [1]\n",
             "needs `over`",
+        ),
+        (
+            "kind = \"compare\"\nright = {}\nexpect = \"less\"\nvalues = [1]\n",
+            "needs `over`",
+        ),
+        (
+            "kind = \"ratio\"\nright = {}\nat_most = 1.0\nvalues = [1]\n",
+            "needs `over`",
+        ),
+        (
+            "kind = \"compare\"\nright = {}\nexpect = \"less\"\nconfidence = 1.0\n",
+            "strictly between 0 and 1",
         ),
         (
             "kind = \"intervals\"\nright = {}\nexpect = \"overlap\"\nconfidence = 1.5\n",

@@ -9,10 +9,13 @@
 //! in its own memory, and — the point of the workload — there are no barriers: every
 //! thread runs through its steps as fast as it can, reading whatever its neighbours have
 //! written. Each partition's points are stored together by default (the program came from
-//! a hypercube, where every process owns its subgrid); pages at a partition's ends and its
-//! boundary rows are shared with neighbours, the rest are private: a mixture of Jacobi's
-//! sharing and the matrix product's private pages. `layout = "horizontal"` stores the grids
-//! row-major instead.
+//! a hypercube, where every process owns its subgrid), and each partition starts on a page,
+//! as Holliday lays out Jacobi's vertical pages ("the next one or more segments in this grid
+//! partition ... are mapped onto the page", sec. 5.3): a page holds rows of one partition
+//! only, so every page has one owner and its neighbours read only its boundary points (a
+//! 25 x 25 partition of 4-byte points is 2,500 bytes: 5 pages of 512 bytes, 3 of 1 KB or 2
+//! of 2 KB, the last one part padding). `layout = "horizontal"` stores the grids row-major
+//! instead, where nearly every page is shared.
 
 use super::{checked_ns, hints_by_first_byte, thread_count, Emitter, Op, PageLayout, Program};
 use crate::error::ConfigError;
@@ -49,9 +52,10 @@ pub struct SurfaceWaveConfig {
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_point: u64,
     /// How the grids are stored: `vertical` (default) keeps each partition's points
-    /// together, as a program ported from a hypercube (where every process owns its
-    /// subgrid, the paper's source) does; `horizontal` is plain row-major order, where
-    /// every page larger than a partition's row segment is shared by several partitions.
+    /// together, each partition starting on a page (a page holds rows of one partition
+    /// only), as a program ported from a hypercube (where every process owns its subgrid,
+    /// the paper's source) does; `horizontal` is plain row-major order, where every page
+    /// larger than a partition's row segment is shared by several partitions.
     pub layout: PageLayout,
 }
 
@@ -156,11 +160,15 @@ impl SurfaceWave {
         })?;
         let ps = machine.page_size();
         let mut layout = Layout::new();
-        let grids = [
-            layout.alloc("previous", points, c.elem_bytes, ps),
-            layout.alloc("current", points, c.elem_bytes, ps),
-            layout.alloc("next", points, c.elem_bytes, ps),
-        ];
+        // Vertical: one row of the array per partition, each starting on a page.
+        let parts = prow as u64 * pcol as u64;
+        let mut grid = |name: &str| match c.layout {
+            PageLayout::Vertical => {
+                layout.alloc_2d(name, parts, points / parts, c.elem_bytes, ps, ps)
+            }
+            PageLayout::Horizontal => layout.alloc(name, points, c.elem_bytes, ps),
+        };
+        let grids = [grid("previous"), grid("current"), grid("next")];
         let pages = layout.pages_checked(ps, "workload.n")?;
         checked_ns(
             "workload.compute_ns_per_point",
@@ -199,22 +207,23 @@ impl SurfaceWave {
         let (layout, grids, threads, [prow, pcol], steps, pages) = Self::plan(c, machine)?;
         let ps = machine.page_size();
         let (rpp, cpp) = (c.n / prow as u64, c.n / pcol as u64);
-        let spans: Vec<(u64, u64)> = grids
+        // Each grid's bytes, padding included, and its row stride (a partition's, vertical).
+        let spans: Vec<(u64, u64, u64)> = grids
             .iter()
             .map(|&g| {
                 let a = layout.array(g);
-                (a.base, a.base + a.span())
+                (a.base, a.base + a.rows * a.row_stride, a.row_stride)
             })
             .collect();
         let n = c.n;
         let elem = c.elem_bytes;
         let vertical = c.layout == PageLayout::Vertical;
         let hints = hints_by_first_byte(pages, ps, |byte| {
-            let (lo, _) = spans.iter().find(|(lo, hi)| byte >= *lo && byte < *hi)?;
-            let lin = (byte - lo) / elem;
+            let (lo, _, stride) = spans.iter().find(|(lo, hi, _)| byte >= *lo && byte < *hi)?;
             if vertical {
-                Some((lin / (rpp * cpp)) as u32)
+                Some(((byte - lo) / stride) as u32)
             } else {
+                let lin = (byte - lo) / elem;
                 let (i, j) = (lin / n, lin % n);
                 Some(((i / rpp) * pcol as u64 + j / cpp) as u32)
             }
@@ -237,15 +246,16 @@ impl SurfaceWave {
         })
     }
 
-    /// Linear element index of (i, j) in a grid; a range of columns inside one partition
+    /// Byte address of point (i, j) of grid `g`; a range of columns inside one partition
     /// is contiguous in either layout.
     #[inline]
-    fn lin(&self, i: u64, j: u64) -> u64 {
+    fn addr(&self, g: ArrayId, i: u64, j: u64) -> u64 {
+        let a = self.layout.array(g);
         if self.vertical {
             let part = (i / self.rpp) * self.pcol + j / self.cpp;
-            part * self.rpp * self.cpp + (i % self.rpp) * self.cpp + j % self.cpp
+            a.addr(part, (i % self.rpp) * self.cpp + j % self.cpp)
         } else {
-            i * self.n + j
+            a.addr(0, i * self.n + j)
         }
     }
 
@@ -260,16 +270,9 @@ impl SurfaceWave {
         w: bool,
     ) {
         if cols.end > cols.start {
-            let a = self.layout.array(g);
             let len = cols.end - cols.start;
-            self.emit.range(
-                out,
-                a.addr(0, self.lin(i, cols.start)),
-                len,
-                self.elem,
-                per,
-                w,
-            );
+            self.emit
+                .range(out, self.addr(g, i, cols.start), len, self.elem, per, w);
         }
     }
 }
@@ -321,5 +324,63 @@ impl Program for SurfaceWave {
             }
             self.seg(out, next, i, c0..c1, 1, true);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pages each of the 16 threads writes in one step of a 100 x 100 grid on
+    /// 512-byte pages, and the program's placement hints.
+    fn written_pages(layout: PageLayout) -> (Vec<Vec<u32>>, Vec<Option<u32>>) {
+        let mut m = crate::mm::test_machine_config(16);
+        m.page_size_bytes = 512;
+        m.frames_per_node = 4096;
+        let machine = Machine::new(m).unwrap();
+        let c = SurfaceWaveConfig {
+            threads: Some(16),
+            total_ms: 100,
+            layout,
+            ..SurfaceWaveConfig::default()
+        };
+        let mut w = SurfaceWave::new(&c, &machine).unwrap();
+        let written = (0..16)
+            .map(|t| {
+                let mut out = Vec::new();
+                w.next_ops(t, &[true; 16], &mut out);
+                let mut pages: Vec<u32> = out
+                    .iter()
+                    .filter_map(|o| match o {
+                        Op::Ref {
+                            vpn, write: true, ..
+                        } => Some(vpn.0),
+                        _ => None,
+                    })
+                    .collect();
+                pages.dedup();
+                pages
+            })
+            .collect();
+        (written, w.placement_hints().to_vec())
+    }
+
+    #[test]
+    fn vertical_partitions_start_on_a_page_so_no_page_is_written_by_two_threads() {
+        let (written, hints) = written_pages(PageLayout::Vertical);
+        for (t, pages) in written.iter().enumerate() {
+            // 25 rows of 100 bytes: 5 pages of 512 bytes, each its writer's.
+            assert_eq!(pages.len(), 5, "thread {t}: {pages:?}");
+            assert!(pages.iter().all(|&p| hints[p as usize] == Some(t as u32)));
+        }
+        // Three levels of 16 partitions of 5 pages.
+        assert_eq!(hints.len(), 3 * 16 * 5);
+    }
+
+    #[test]
+    fn horizontal_rows_share_pages_between_neighbouring_partitions() {
+        let (written, _) = written_pages(PageLayout::Horizontal);
+        let shared = written[0].iter().any(|p| written[1].contains(p));
+        assert!(shared, "{:?} / {:?}", written[0], written[1]);
     }
 }

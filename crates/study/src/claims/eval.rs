@@ -41,11 +41,18 @@ fn operand_values(
 ) -> Result<Vec<f64>, String> {
     let metric = op.metric.as_deref().unwrap_or(default_metric);
     let mut sel = selector_json(op);
+    // A field the operand selects itself keeps its value (a fixed baseline beside each
+    // value of an axis).
+    let extra: Vec<(String, Value)> = extra
+        .iter()
+        .filter(|(k, _)| !op.selector.contains_key(k))
+        .cloned()
+        .collect();
     sel.extend(extra.iter().cloned());
     let matching: Vec<&Record> = records.iter().filter(|r| r.matches(&sel)).collect();
     let what = || {
         let mut text = describe(op, metric);
-        for (k, v) in extra {
+        for (k, v) in &extra {
             text.push_str(&format!(" at {k}={}", label(v)));
         }
         text
@@ -354,10 +361,14 @@ fn check(
             let Some(over) = c.over.as_deref() else {
                 let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
                 let (ok, want) = compared(c.expect, l, r);
-                return Ok((ok, format!("{base}; expected left {want} right")));
+                let (apart, noise) = significance(records, c, &[], default_metric)?;
+                return Ok((
+                    ok && apart,
+                    format!("{base}{noise}; expected left {want} right"),
+                ));
             };
             let from = c.from.as_ref().map(toml_to_json);
-            let xs: Vec<Value> = values_of(records, &c.left, over)
+            let xs: Vec<Value> = axis_values(records, &c.left, over, c.values.as_deref())?
                 .into_iter()
                 .filter(|x| {
                     from.as_ref()
@@ -377,9 +388,15 @@ fn check(
                 values.push((format!("left {over}={}", label(x)), l));
                 values.push((format!("right {over}={}", label(x)), r));
                 let (ok, w) = compared(c.expect, l, r);
+                let (apart, noise) = significance(records, c, &at, default_metric)?;
                 want = w;
-                shown.push(format!("{}: {} vs {}", label(x), fmt_num(l), fmt_num(r)));
-                if !ok {
+                shown.push(format!(
+                    "{}: {} vs {}{noise}",
+                    label(x),
+                    fmt_num(l),
+                    fmt_num(r)
+                ));
+                if !(ok && apart) {
                     failed.push(label(x));
                 }
             }
@@ -533,7 +550,7 @@ fn ratio_over(
     values: &mut Vec<(String, f64)>,
 ) -> Result<(bool, String), String> {
     let over = c.over.as_deref().unwrap_or_default();
-    let xs = axis_values(records, &c.left, over, None)?;
+    let xs = axis_values(records, &c.left, over, c.values.as_deref())?;
     let what = if difference { "difference" } else { "ratio" };
     let (mut shown, mut failed) = (Vec::new(), Vec::new());
     for x in &xs {
@@ -878,6 +895,43 @@ fn curve(
 }
 
 /// The means of `left` and `right` (pushed to `values`) and the sentence giving them.
+/// For a `compare` with `confidence`: whether the Student-t intervals of left's and
+/// right's means at that level (at the point `extra`) are disjoint, and a note of their
+/// half-widths for the detail. Without `confidence`: `(true, "")`.
+fn significance(
+    records: &[Record],
+    c: &super::CompareCheck,
+    extra: &[(String, Value)],
+    default_metric: &str,
+) -> Result<(bool, String), String> {
+    let Some(level) = c.confidence else {
+        return Ok((true, String::new()));
+    };
+    let interval = |op: &Operand| -> Result<(f64, f64), String> {
+        let v = operand_values(records, op, extra, default_metric)?;
+        let m = crate::stats::mean(&v).unwrap_or(f64::NAN);
+        let h = crate::stats::ci_half_width(&v, level).ok_or_else(|| {
+            format!(
+                "a significant difference needs two runs or more a side; {} has {}",
+                describe(op, op.metric.as_deref().unwrap_or(default_metric)),
+                v.len()
+            )
+        })?;
+        Ok((m, h))
+    };
+    let (l, hl) = interval(&c.left)?;
+    let (r, hr) = interval(&c.right)?;
+    let apart = (l - r).abs() > hl + hr;
+    let note = format!(
+        " (±{}, ±{} at {}%{})",
+        fmt_num(hl),
+        fmt_num(hr),
+        fmt_num(level * 100.0),
+        if apart { "" } else { ": within noise" }
+    );
+    Ok((apart, note))
+}
+
 fn both_means(
     records: &[Record],
     left: &Operand,

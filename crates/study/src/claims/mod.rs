@@ -141,7 +141,9 @@ pub enum Check {
 
 /// mean(left) / mean(right) lies within [`at_least`, `at_most`] (`ratio`), or
 /// mean(left) - mean(right) does (`difference`); with `over`, so at every value of that
-/// axis among left's runs.
+/// axis among left's runs (those listed in `values`, when given). An operand whose own
+/// selector names the axis keeps its value there: a fixed baseline (e.g. `type = "None"`)
+/// beside each value of `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RatioCheck {
@@ -154,6 +156,9 @@ pub struct RatioCheck {
     /// instead of once over the means of all selected runs.
     #[serde(default)]
     pub over: Option<String>,
+    /// With `over`: the values of the axis checked (default: every value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<toml::Value>>,
     /// Lower bound (inclusive).
     #[serde(default)]
     pub at_least: Option<f64>,
@@ -163,7 +168,9 @@ pub struct RatioCheck {
 }
 
 /// mean(left) is less (or greater) than mean(right), per `expect`; with `over`, so at
-/// every value of that axis among left's runs (from `from` on, when given).
+/// every value of that axis among left's runs (from `from` on, and those listed in
+/// `values`, when given). An operand whose own selector names the axis keeps its value
+/// there, as in [`RatioCheck`]. With `confidence`, each order must also be significant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompareCheck {
@@ -181,6 +188,14 @@ pub struct CompareCheck {
     /// With `over`: the smallest value of the axis checked.
     #[serde(default)]
     pub from: Option<toml::Value>,
+    /// With `over`: the values of the axis checked (default: every value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<toml::Value>>,
+    /// The order must also be significant: the Student-t confidence intervals of the two
+    /// means at this level disjoint (each side needs two runs or more), so a difference
+    /// within run-to-run noise does not hold. Default: the means alone decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
 }
 
 /// At each value of `over`, mean(left)/mean(right) (or mean(left) alone when there is
@@ -364,8 +379,8 @@ pub enum ShapeError {
     /// A compare claim with `from` but no `over`.
     #[error("a compare claim's `from` needs `over`")]
     FromWithoutOver,
-    /// An intervals claim with `values` but no `over`.
-    #[error("an intervals claim's `values` needs `over`")]
+    /// A ratio, difference, compare or intervals claim with `values` but no `over`.
+    #[error("a claim's `values` needs `over`")]
     ValuesWithoutOver,
     /// A confidence level outside (0, 1).
     #[error("`confidence` must lie strictly between 0 and 1")]
@@ -397,6 +412,12 @@ pub fn validate(claim: &Claim) -> Result<(), ShapeError> {
         Check::Compare(c) if c.from.is_some() && c.over.is_none() => {
             Err(ShapeError::FromWithoutOver)
         }
+        Check::Compare(c) if c.values.is_some() && c.over.is_none() => {
+            Err(ShapeError::ValuesWithoutOver)
+        }
+        Check::Ratio(c) | Check::Difference(c) if c.values.is_some() && c.over.is_none() => {
+            Err(ShapeError::ValuesWithoutOver)
+        }
         Check::Reported(c)
             if c.tolerance.is_none() && c.lower_metric.is_none() && c.upper_metric.is_none() =>
         {
@@ -406,6 +427,9 @@ pub fn validate(claim: &Claim) -> Result<(), ShapeError> {
             Err(ShapeError::ValuesWithoutOver)
         }
         Check::Intervals(c) if c.confidence.is_some_and(|l| !(l > 0.0 && l < 1.0)) => {
+            Err(ShapeError::BadConfidence)
+        }
+        Check::Compare(c) if c.confidence.is_some_and(|l| !(l > 0.0 && l < 1.0)) => {
             Err(ShapeError::BadConfidence)
         }
         Check::Curve(c) if c.at.is_some() && c.measure != Measure::Argmin => {
