@@ -334,6 +334,7 @@ fn tune_one(
         budget: a.budget,
         trials: a.trials,
         seed,
+        defaults: obj.base_values(),
     };
     let outcome = tune::tune(&obj.space, &cached, &opts, &mut rec)
         .map_err(|e| UserError::new(e.to_string()))?;

@@ -97,6 +97,15 @@ pub fn startup(candidates: usize) -> usize {
     (candidates / 4).max(10)
 }
 
+/// Share of each later batch of the TPE method drawn at random rather than proposed by
+/// the model (at least one a batch), so that a model settled on one region does not stop
+/// the search from looking elsewhere.
+pub const EXPLORE_SHARE: f64 = 0.125;
+
+/// Proposals the TPE model may make for one slot before a random draw takes it: a
+/// proposal whose values a candidate already has is asked again.
+pub const PROPOSAL_TRIES: usize = 8;
+
 /// What a tuning run does.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -108,6 +117,10 @@ pub struct Options {
     pub trials: u32,
     /// Seed of the proposals.
     pub seed: u64,
+    /// The policy's own setting (its values in the space's order): the `tpe` method
+    /// evaluates it as its first candidate, so its winner has been compared with it. The
+    /// other methods ignore it.
+    pub defaults: Option<Vec<Value>>,
 }
 
 /// A candidate setting.
@@ -119,7 +132,7 @@ pub struct Candidate {
     pub arms: Vec<Arm>,
     /// Its value per dimension.
     pub values: Vec<Value>,
-    /// Who proposed it: `random` or `tpe`.
+    /// Who proposed it: `default` (the policy's own setting), `random` or `tpe`.
     pub origin: &'static str,
     /// Its objective per trial, in trial order (infinite for a failed run).
     pub results: Vec<f64>,
@@ -227,8 +240,13 @@ impl<O: Objective, W: Observer> Search<'_, O, W> {
     }
 
     fn add(&mut self, arms: Vec<Arm>, origin: &'static str) -> usize {
-        let id = self.candidates.len();
         let values = self.space.values(&arms);
+        self.add_values(arms, values, origin)
+    }
+
+    /// Adds a candidate of given values (`arms` are what the model learns them as).
+    fn add_values(&mut self, arms: Vec<Arm>, values: Vec<Value>, origin: &'static str) -> usize {
+        let id = self.candidates.len();
         self.candidates.push(Candidate {
             id,
             arms,
@@ -447,6 +465,43 @@ impl DimModel {
     }
 }
 
+/// A TPE proposal whose values no candidate in `seen` has, from at most
+/// [`PROPOSAL_TRIES`] asks; none if every ask repeated one.
+fn propose(
+    models: &mut [DimModel],
+    space: &Space,
+    seen: &[Candidate],
+    rng: &mut rand010::rngs::StdRng,
+) -> Option<Vec<Arm>> {
+    (0..PROPOSAL_TRIES).find_map(|_| {
+        let arms: Vec<Arm> = models.iter_mut().map(|m| m.ask(rng)).collect();
+        let values = space.values(&arms);
+        (!seen.iter().any(|c| c.values == values)).then_some(arms)
+    })
+}
+
+/// The race's entrants: the `width` candidates of lowest mean among those with `trials`
+/// trials, one per distinct result (candidates whose every trial gave the same objective
+/// behave alike on these seeds: the first of them stands for all).
+fn finalists(cands: &[Candidate], trials: u32, width: usize) -> Vec<usize> {
+    let mut pool: Vec<usize> = cands
+        .iter()
+        .filter(|c| c.results.len() == trials as usize)
+        .map(|c| c.id)
+        .collect();
+    pool.sort_by(|&a, &b| cands[a].mean().total_cmp(&cands[b].mean()).then(a.cmp(&b)));
+    let mut out: Vec<usize> = Vec::with_capacity(width);
+    for id in pool {
+        if out.len() == width {
+            break;
+        }
+        if !out.iter().any(|&o| cands[o].results == cands[id].results) {
+            out.push(id);
+        }
+    }
+    out
+}
+
 /// Tunes: proposes candidates from `space` by `opts.method`, runs them through
 /// `objective` within `opts.budget` runs, and returns every candidate and run with the
 /// winner. `observer` hears each batch as it finishes.
@@ -513,50 +568,65 @@ pub fn tune<O: Objective, W: Observer>(
             }
             let explore = ((opts.budget - race_cost(width)) / trials as u64).max(1) as usize;
             let width = width.min(explore);
-            let first = startup(explore).min(explore);
+            let defaults = opts
+                .defaults
+                .as_ref()
+                .filter(|d| d.len() == space.dims.len());
+            // The defaults, then `first` random candidates, then batches of TPE
+            // proposals with a share of random ones.
+            let first = startup(explore).min(explore) + usize::from(defaults.is_some());
             let mut models: Vec<DimModel> = space.dims.iter().map(DimModel::new).collect();
             let mut made = 0;
+            // Whether the last batch's proposals mostly landed on plateaus already seen.
+            let mut plateau = false;
             while made < explore && s.left() >= trials as u64 {
                 let n = BATCH.min(explore - made);
                 let mut ids = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let (arms, origin) = if made < first {
-                        (space.draw(&mut rng), "random")
+                // Random slots of a batch past the start: a share, or all after a batch
+                // whose proposals mostly repeated known results.
+                let random_slots = if plateau {
+                    n
+                } else {
+                    ((n as f64 * EXPLORE_SHARE).round() as usize).min(n)
+                };
+                for slot in 0..n {
+                    let id = if made == 0 && defaults.is_some() {
+                        let d = defaults.cloned().unwrap_or_default();
+                        s.add_values(space.arms_of(&d), d, "default")
+                    } else if made < first || slot >= n - random_slots {
+                        s.add(space.draw(&mut rng), "random")
                     } else {
-                        (
-                            models.iter_mut().map(|m| m.ask(&mut tpe_rng)).collect(),
-                            "tpe",
-                        )
+                        match propose(&mut models, space, &s.candidates, &mut tpe_rng) {
+                            Some(arms) => s.add(arms, "tpe"),
+                            None => s.add(space.draw(&mut rng), "random"),
+                        }
                     };
-                    ids.push(s.add(arms, origin));
+                    ids.push(id);
                     made += 1;
                 }
                 s.top_up(&ids, trials);
+                let (mut proposed, mut repeated) = (0, 0);
                 for &id in &ids {
                     let c = &s.candidates[id];
                     if c.results.len() < trials as usize {
                         continue;
                     }
-                    let (arms, mean) = (c.arms.clone(), c.mean());
-                    for (m, a) in models.iter_mut().zip(arms) {
-                        m.tell(a, mean);
+                    // A candidate whose every trial repeats an earlier candidate's result
+                    // found nothing new: the model counts it among the worst, so that
+                    // it does not crowd a plateau it has already seen.
+                    let repeat = s.candidates[..id].iter().any(|o| o.results == c.results);
+                    let score = if repeat { f64::INFINITY } else { c.mean() };
+                    if c.origin == "tpe" {
+                        proposed += 1;
+                        repeated += usize::from(repeat);
+                    }
+                    for (m, &a) in models.iter_mut().zip(&c.arms) {
+                        m.tell(a, score);
                     }
                 }
+                plateau = proposed > 0 && 2 * repeated >= proposed;
             }
-            let full: Vec<usize> = s
-                .candidates
-                .iter()
-                .filter(|c| c.results.len() == trials as usize)
-                .map(|c| c.id)
-                .collect();
-            let mut pool = full;
-            pool.sort_by(|&a, &b| {
-                s.candidates[a]
-                    .mean()
-                    .total_cmp(&s.candidates[b].mean())
-                    .then(a.cmp(&b))
-            });
-            pool.truncate(width.max(1));
+            let pool = finalists(&s.candidates, trials, width.max(1));
             s.halve(pool, trials);
         }
     }

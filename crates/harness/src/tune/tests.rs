@@ -79,6 +79,7 @@ fn opts(method: Method, budget: u64, trials: u32, seed: u64) -> Options {
         budget,
         trials,
         seed,
+        defaults: None,
     }
 }
 
@@ -242,4 +243,112 @@ fn halving_cost_counts_every_rung() {
     assert_eq!(halving_cost(1, 2), 2);
     assert_eq!(halving_cost(3, 1), 3);
     assert_eq!(halving_width(126, 2), 27);
+}
+
+#[test]
+fn the_tpe_method_runs_the_defaults_as_its_first_candidate() {
+    let s = space();
+    let defaults = vec![Value::Inf, Value::Float(0.5), Value::Int(0), Value::Int(1)];
+    let o = Options {
+        defaults: Some(defaults.clone()),
+        ..opts(Method::Tpe, 60, 2, 1)
+    };
+    let out = tune(&s, &noisy(0.1), &o, &mut Quiet).unwrap();
+    let first = &out.candidates[0];
+    assert_eq!(first.values, defaults);
+    assert_eq!(first.origin, "default");
+    assert!(first.results.len() >= 2);
+    assert_eq!(
+        out.candidates
+            .iter()
+            .filter(|c| c.origin == "default")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn the_defaults_win_when_no_candidate_beats_them() {
+    // The defaults sit at the optimum: the search must end on them.
+    let s = space();
+    let defaults = vec![
+        Value::Int(1000),
+        Value::Float(0.1),
+        Value::Int(3),
+        Value::Int(5),
+    ];
+    for seed in 0..4 {
+        let o = Options {
+            defaults: Some(defaults.clone()),
+            ..opts(Method::Tpe, 80, 2, seed)
+        };
+        let out = tune(&s, &noisy(0.0), &o, &mut Quiet).unwrap();
+        assert_eq!(out.candidates[out.best.unwrap()].values, defaults, "{seed}");
+    }
+}
+
+#[test]
+fn tpe_proposals_never_repeat_the_values_of_an_earlier_candidate() {
+    // A space of 4 x 3 = 12 settings and room for 40 candidates: the model would
+    // propose the best ones again.
+    let s = Space::new(&[
+        Dim::range("x", 0.0, 3.0, true, Scale::Linear, "test"),
+        Dim::range("y", 0.0, 2.0, true, Scale::Linear, "test"),
+    ]);
+    let f = |v: &[Value], _: u32| Ok(v[0].as_f64() + v[1].as_f64());
+    for seed in 0..4 {
+        let out = tune(&s, &f, &opts(Method::Tpe, 80, 2, seed), &mut Quiet).unwrap();
+        for (i, c) in out.candidates.iter().enumerate() {
+            if c.origin == "tpe" {
+                assert!(
+                    out.candidates[..i].iter().all(|o| o.values != c.values),
+                    "seed {seed}: candidate {i} repeats {:?}",
+                    c.values
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ties_do_not_stop_exploration() {
+    // Every setting gives the same result: the model learns nothing, and batches after
+    // one whose proposals all tied are drawn at random.
+    let s = space();
+    let flat = |_: &[Value], _: u32| Ok(2.0);
+    let out = tune(&s, &flat, &opts(Method::Tpe, 200, 2, 1), &mut Quiet).unwrap();
+    let after: Vec<&Candidate> = out
+        .candidates
+        .iter()
+        .skip(startup(out.candidates.len()))
+        .collect();
+    let random = after.iter().filter(|c| c.origin == "random").count();
+    assert!(
+        random * 2 >= after.len(),
+        "{random} random of {} candidates after the start",
+        after.len()
+    );
+}
+
+#[test]
+fn the_race_enters_one_candidate_per_distinct_result() {
+    let cand = |id: usize, results: Vec<f64>| Candidate {
+        id,
+        arms: Vec::new(),
+        values: Vec::new(),
+        origin: "random",
+        results,
+    };
+    let cands = vec![
+        cand(0, vec![1.0, 3.0]),
+        cand(1, vec![1.0, 3.0]),
+        cand(2, vec![3.0, 1.0]),
+        cand(3, vec![2.5, 2.0]),
+        cand(4, vec![1.0]),
+        cand(5, vec![5.0, 5.0]),
+    ];
+    // 0 and 1 alike (1 left out); 2 ties 0's mean with other results (kept); 4 lacks a
+    // trial.
+    assert_eq!(finalists(&cands, 2, 3), vec![0, 2, 3]);
+    assert_eq!(finalists(&cands, 2, 10), vec![0, 2, 3, 5]);
 }
