@@ -102,6 +102,15 @@ pub fn startup(candidates: usize) -> usize {
 /// the search from looking elsewhere.
 pub const EXPLORE_SHARE: f64 = 0.125;
 
+/// Share of each later batch of the TPE method that are local moves: one of the best
+/// candidates found with one or two parameters drawn again. The model is per parameter
+/// and cannot see that two parameters matter together; a local move keeps what a good
+/// candidate has found in all but the parameters it changes.
+pub const LOCAL_SHARE: f64 = 0.375;
+
+/// Local moves start from one of this many best candidates (of distinct results).
+pub const LOCAL_PARENTS: usize = 3;
+
 /// Proposals the TPE model may make for one slot before a random draw takes it: a
 /// proposal whose values a candidate already has is asked again.
 pub const PROPOSAL_TRIES: usize = 8;
@@ -132,7 +141,8 @@ pub struct Candidate {
     pub arms: Vec<Arm>,
     /// Its value per dimension.
     pub values: Vec<Value>,
-    /// Who proposed it: `default` (the policy's own setting), `random` or `tpe`.
+    /// Who proposed it: `default` (the policy's own setting), `random`, `tpe` (the model)
+    /// or `local` (a local move from a good candidate).
     pub origin: &'static str,
     /// Its objective per trial, in trial order (infinite for a failed run).
     pub results: Vec<f64>,
@@ -480,6 +490,70 @@ fn propose(
     })
 }
 
+/// Standard deviation of a local move's step within a numeric range, as a share of the
+/// range (on its scale).
+pub const LOCAL_STEP: f64 = 0.15;
+
+/// A local move of one parameter from `arm`: half the time (always without specials)
+/// a step within the range, normal of [`LOCAL_STEP`] from the position (from a position
+/// drawn uniformly if the arm is a special), else another arm than the current, each
+/// alike (the range at a uniform position), so a special value is tried as often as the
+/// range.
+fn step<R: rand::Rng>(d: &numaplace_core::tune::Dim, arm: Arm, rng: &mut R) -> Arm {
+    let in_range = d.specials.is_empty() || rng.gen_bool(0.5);
+    match arm {
+        Arm::Range(u) if in_range => {
+            // A normal step from the sum of four uniforms (variance 4/12).
+            let z: f64 =
+                (0..4).map(|_| rng.gen::<f64>() - 0.5).sum::<f64>() / (1.0f64 / 3.0).sqrt();
+            Arm::Range((u + LOCAL_STEP * z).clamp(0.0, 1.0))
+        }
+        Arm::Special(_) if in_range => Arm::Range(rng.gen()),
+        _ => {
+            // Arms: 0 the range, 1.. the specials; any but the current.
+            let current = match arm {
+                Arm::Range(_) => 0,
+                Arm::Special(i) => i + 1,
+            };
+            let mut pick = rng.gen_range(0..d.specials.len());
+            if pick >= current {
+                pick += 1;
+            }
+            if pick == 0 {
+                Arm::Range(rng.gen())
+            } else {
+                Arm::Special(pick - 1)
+            }
+        }
+    }
+}
+
+/// A local move: one of `parents` (drawn uniformly) with one parameter, or two with
+/// probability one half, moved by [`step`], whose values no candidate in `seen` has,
+/// from at most [`PROPOSAL_TRIES`] tries; none if every try repeated one.
+fn local<R: rand::Rng>(
+    space: &Space,
+    seen: &[Candidate],
+    parents: &[usize],
+    rng: &mut R,
+) -> Option<Vec<Arm>> {
+    (0..PROPOSAL_TRIES).find_map(|_| {
+        let mut arms = seen[parents[rng.gen_range(0..parents.len())]].arms.clone();
+        let n = arms.len();
+        let first = rng.gen_range(0..n);
+        let mut moved = vec![first];
+        if n > 1 && rng.gen_bool(0.5) {
+            let second = (first + rng.gen_range(1..n)) % n;
+            moved.push(second);
+        }
+        for d in moved {
+            arms[d] = step(&space.dims[d], arms[d], rng);
+        }
+        let values = space.values(&arms);
+        (!seen.iter().any(|c| c.values == values)).then_some(arms)
+    })
+}
+
 /// The race's entrants: the `width` candidates of lowest mean among those with `trials`
 /// trials, one per distinct result (candidates whose every trial gave the same objective
 /// behave alike on these seeds: the first of them stands for all).
@@ -536,6 +610,9 @@ pub fn tune<O: Objective, W: Observer>(
     let mut tpe_rng = <rand010::rngs::StdRng as rand010::SeedableRng>::seed_from_u64(
         opts.seed ^ 0x7470_655f_7475_6e65,
     );
+    // Local moves draw from a third generator, so the random candidates of the `tpe`
+    // method stay those of the `random` method with the same seed, in the same order.
+    let mut local_rng = rand_pcg::Pcg64::seed_from_u64(opts.seed ^ 0x6c6f_6361_6c5f_6d76);
     match opts.method {
         Method::Random => {
             let n = (opts.budget / trials as u64) as usize;
@@ -577,24 +654,34 @@ pub fn tune<O: Objective, W: Observer>(
             let first = startup(explore).min(explore) + usize::from(defaults.is_some());
             let mut models: Vec<DimModel> = space.dims.iter().map(DimModel::new).collect();
             let mut made = 0;
-            // Whether the last batch's proposals mostly landed on plateaus already seen.
+            // Whether most of the model's proposals in the last batch repeated known
+            // results (landed on plateaus already seen).
             let mut plateau = false;
             while made < explore && s.left() >= trials as u64 {
                 let n = BATCH.min(explore - made);
                 let mut ids = Vec::with_capacity(n);
-                // Random slots of a batch past the start: a share, or all after a batch
-                // whose proposals mostly repeated known results.
-                let random_slots = if plateau {
-                    n
-                } else {
-                    ((n as f64 * EXPLORE_SHARE).round() as usize).min(n)
-                };
+                // A batch past the start: the model's slots, then local moves, then
+                // random draws; after a batch whose proposals mostly repeated known
+                // results, the model's slots are drawn at random too.
+                let random_slots = ((n as f64 * EXPLORE_SHARE).round() as usize).min(n);
+                let local_slots = ((n as f64 * LOCAL_SHARE).round() as usize).min(n - random_slots);
+                let model_slots = n - random_slots - local_slots;
+                let parents = finalists(&s.candidates, trials, LOCAL_PARENTS);
                 for slot in 0..n {
+                    let local_slot = (model_slots..model_slots + local_slots).contains(&slot);
                     let id = if made == 0 && defaults.is_some() {
                         let d = defaults.cloned().unwrap_or_default();
                         s.add_values(space.arms_of(&d), d, "default")
-                    } else if made < first || slot >= n - random_slots {
+                    } else if made < first
+                        || slot >= model_slots + local_slots
+                        || (plateau && !local_slot)
+                    {
                         s.add(space.draw(&mut rng), "random")
+                    } else if local_slot && !parents.is_empty() {
+                        match local(space, &s.candidates, &parents, &mut local_rng) {
+                            Some(arms) => s.add(arms, "local"),
+                            None => s.add(space.draw(&mut rng), "random"),
+                        }
                     } else {
                         match propose(&mut models, space, &s.candidates, &mut tpe_rng) {
                             Some(arms) => s.add(arms, "tpe"),

@@ -312,8 +312,9 @@ fn tpe_proposals_never_repeat_the_values_of_an_earlier_candidate() {
 
 #[test]
 fn ties_do_not_stop_exploration() {
-    // Every setting gives the same result: the model learns nothing, and batches after
-    // one whose proposals all tied are drawn at random.
+    // Every setting gives the same result: the model learns nothing, and its slots in a
+    // batch after one whose proposals all tied are drawn at random, beyond the share of
+    // random draws every batch has.
     let s = space();
     let flat = |_: &[Value], _: u32| Ok(2.0);
     let out = tune(&s, &flat, &opts(Method::Tpe, 200, 2, 1), &mut Quiet).unwrap();
@@ -324,7 +325,7 @@ fn ties_do_not_stop_exploration() {
         .collect();
     let random = after.iter().filter(|c| c.origin == "random").count();
     assert!(
-        random * 2 >= after.len(),
+        random as f64 >= 2.0 * EXPLORE_SHARE * after.len() as f64,
         "{random} random of {} candidates after the start",
         after.len()
     );
@@ -351,4 +352,36 @@ fn the_race_enters_one_candidate_per_distinct_result() {
     // trial.
     assert_eq!(finalists(&cands, 2, 3), vec![0, 2, 3]);
     assert_eq!(finalists(&cands, 2, 10), vec![0, 2, 3, 5]);
+}
+
+#[test]
+fn a_local_move_changes_one_or_two_parameters_of_a_parent() {
+    let s = space();
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+    let parents: Vec<Candidate> = (0..3)
+        .map(|id| {
+            let arms = s.draw(&mut rng);
+            Candidate {
+                id,
+                values: s.values(&arms),
+                arms,
+                origin: "random",
+                results: vec![1.0],
+            }
+        })
+        .collect();
+    let mut changed = [0; 5];
+    for _ in 0..200 {
+        let arms = local(&s, &parents, &[0, 1, 2], &mut rng).unwrap();
+        let values = s.values(&arms);
+        let n = parents
+            .iter()
+            .map(|p| p.values.iter().zip(&values).filter(|(a, b)| a != b).count())
+            .min()
+            .unwrap();
+        changed[n] += 1;
+    }
+    assert_eq!(changed[0], 0, "never a parent again");
+    assert_eq!(changed[3] + changed[4], 0, "{changed:?}");
+    assert!(changed[1] > 0 && changed[2] > 0, "{changed:?}");
 }
