@@ -100,7 +100,7 @@ pub fn startup(candidates: usize) -> usize {
 /// Share of each later batch of the TPE method drawn at random rather than proposed by
 /// the model (at least one a batch), so that a model settled on one region does not stop
 /// the search from looking elsewhere.
-pub const EXPLORE_SHARE: f64 = 0.125;
+pub const EXPLORE_SHARE: f64 = 0.25;
 
 /// Share of each later batch of the TPE method that are local moves: one of the best
 /// candidates found with one or two parameters drawn again. The model is per parameter
