@@ -12,13 +12,21 @@
 //!   full schedule fits in the budget run `trials` times each; then repeatedly the best
 //!   third (`eta` = 3) is kept and run until it has three times the trials, until one is
 //!   left.
-//! - `tpe` (the default): candidates proposed by a tree-structured Parzen estimator (the
-//!   `tpe` crate: per parameter, one estimator over its arm, the numeric range or one of
-//!   its special values, and one over its position in the range, told only when the range
-//!   was taken), in batches of [`BATCH`], after [`startup`] random ones; each runs
-//!   `trials` times. The last part of the budget ([`RACE_SHARE`]) is a race: successive
-//!   halving over the best candidates found, so the winner is chosen on more trials than
-//!   it was found with.
+//! - `tpe` (the default): the policy's defaults first (when given: [`Options::defaults`]),
+//!   then [`startup`] random candidates, then batches of [`BATCH`] mixing three kinds of
+//!   proposal: a tree-structured Parzen estimator's (the `tpe` crate: per parameter, one
+//!   estimator over its arm, the numeric range or one of its special values, and one over
+//!   its position in the range, told only when the range was taken), local moves from
+//!   the best candidates ([`LOCAL_SHARE`]: one or two parameters moved, which a
+//!   per-parameter model cannot do for parameters that matter together) and random draws
+//!   ([`EXPLORE_SHARE`]). Each runs `trials` times. Plateaus: a candidate whose every
+//!   trial repeats an earlier candidate's result is told to the model as among the worst
+//!   (it found nothing new), a proposal whose values a candidate already has is asked
+//!   again, and after a batch in which most of the model's proposals repeated known
+//!   results the model's slots of the next batch are drawn at random. The last part of
+//!   the budget ([`RACE_SHARE`]) is a race: successive halving over the best candidates
+//!   found, one per distinct result, so the winner is chosen on more trials than it was
+//!   found with.
 //!
 //! Determinism: proposals are drawn on one thread from generators seeded by the tuner's
 //! seed; the runs of a batch go in parallel (rayon) and are collected in the batch's
@@ -37,7 +45,8 @@ use std::str::FromStr;
 /// How candidates are proposed and chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// TPE proposals, then a successive-halving race among the best.
+    /// The defaults, random candidates, then TPE proposals, local moves and random
+    /// draws; a successive-halving race among the best.
     Tpe,
     /// Successive halving over random candidates.
     Halving,
@@ -475,6 +484,22 @@ impl DimModel {
     }
 }
 
+/// What the model is told of candidate `id`: its mean, or infinity (among the worst) if
+/// every trial repeats an earlier candidate's result: it found nothing new, and the model
+/// should not crowd a plateau it has already seen.
+fn model_score(cands: &[Candidate], id: usize) -> f64 {
+    if repeats(cands, id) {
+        f64::INFINITY
+    } else {
+        cands[id].mean()
+    }
+}
+
+/// Whether every trial of candidate `id` gave what an earlier candidate's gave.
+fn repeats(cands: &[Candidate], id: usize) -> bool {
+    cands[..id].iter().any(|o| o.results == cands[id].results)
+}
+
 /// A TPE proposal whose values no candidate in `seen` has, from at most
 /// [`PROPOSAL_TRIES`] asks; none if every ask repeated one.
 fn propose(
@@ -698,11 +723,8 @@ pub fn tune<O: Objective, W: Observer>(
                     if c.results.len() < trials as usize {
                         continue;
                     }
-                    // A candidate whose every trial repeats an earlier candidate's result
-                    // found nothing new: the model counts it among the worst, so that
-                    // it does not crowd a plateau it has already seen.
-                    let repeat = s.candidates[..id].iter().any(|o| o.results == c.results);
-                    let score = if repeat { f64::INFINITY } else { c.mean() };
+                    let repeat = repeats(&s.candidates, id);
+                    let score = model_score(&s.candidates, id);
                     if c.origin == "tpe" {
                         proposed += 1;
                         repeated += usize::from(repeat);

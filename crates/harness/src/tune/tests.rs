@@ -332,6 +332,26 @@ fn ties_do_not_stop_exploration() {
 }
 
 #[test]
+fn a_result_that_repeats_an_earlier_one_is_told_to_the_model_as_the_worst() {
+    let cand = |id: usize, results: Vec<f64>| Candidate {
+        id,
+        arms: Vec::new(),
+        values: Vec::new(),
+        origin: "tpe",
+        results,
+    };
+    let cands = vec![
+        cand(0, vec![1.0, 3.0]),
+        cand(1, vec![1.0, 3.0]),
+        cand(2, vec![3.0, 1.0]),
+    ];
+    assert_eq!(model_score(&cands, 0), 2.0);
+    assert_eq!(model_score(&cands, 1), f64::INFINITY);
+    // The same mean from other results is news.
+    assert_eq!(model_score(&cands, 2), 2.0);
+}
+
+#[test]
 fn the_race_enters_one_candidate_per_distinct_result() {
     let cand = |id: usize, results: Vec<f64>| Candidate {
         id,
