@@ -55,7 +55,8 @@ pub struct SearchArgs {
     /// with seed-base + 1000000 + i).
     #[arg(long, default_value_t = 1)]
     seed_base: u64,
-    /// Search method: tpe, halving (successive halving over random search) or random.
+    /// Search method: tpe (the defaults first, then TPE proposals, local moves and random
+    /// draws, and a final race), halving (successive halving over random search) or random.
     #[arg(long, default_value = "tpe", value_parser = parse_method)]
     method: Method,
     /// What a run is scored by: makespan or mean-completion.
@@ -334,6 +335,7 @@ fn tune_one(
         budget: a.budget,
         trials: a.trials,
         seed,
+        defaults: obj.base_values(),
     };
     let outcome = tune::tune(&obj.space, &cached, &opts, &mut rec)
         .map_err(|e| UserError::new(e.to_string()))?;

@@ -164,6 +164,32 @@ fn tune_writes_a_best_setting_that_run_reads_back() {
 }
 
 #[test]
+fn tune_runs_the_policys_defaults_first_under_the_users_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let o = numaplace(&tune_args(
+        out.to_str().unwrap(),
+        &["--holdout", "0", "--set", "policy.preset=\"msort\""],
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = std::fs::read_to_string(out.join("runs.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(runs.lines().next().unwrap()).unwrap();
+    assert_eq!(first["origin"], "default");
+    // msort's Table 3 setting: 50 ms, 0, 10 s, 0, 0, 0.
+    assert_eq!(
+        first["params"],
+        serde_json::json!({
+            "freeze_window_ns": 50_000_000,
+            "recent_mod": 0,
+            "scan_delay_ns": 10_000_000_000u64,
+            "sample_passes": 0,
+            "defrost_trigger": 0,
+            "trigger_method": 0,
+        })
+    );
+}
+
+#[test]
 fn tune_gives_the_same_runs_for_a_seed_whatever_the_jobs() {
     let dir = tempfile::tempdir().unwrap();
     let runs = |jobs: &str, name: &str| {

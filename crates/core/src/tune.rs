@@ -161,6 +161,15 @@ impl Dim {
         }
     }
 
+    /// The arm that gives `v`: its special value's, else the range at `v`'s position
+    /// (clamped into the range; infinity without an `Inf` special at the range's top).
+    pub fn arm_of(&self, v: Value) -> Arm {
+        if let Some(i) = self.specials.iter().position(|&s| s == v) {
+            return Arm::Special(i);
+        }
+        Arm::Range(self.position(v.as_f64()))
+    }
+
     /// Whether `v` is a value of this dimension (in the range, or a special).
     pub fn contains(&self, v: Value) -> bool {
         if self.specials.contains(&v) {
@@ -277,6 +286,15 @@ impl Space {
             .collect()
     }
 
+    /// The arms of a candidate's values (see [`Dim::arm_of`]).
+    pub fn arms_of(&self, values: &[Value]) -> Vec<Arm> {
+        self.dims
+            .iter()
+            .zip(values)
+            .map(|(d, &v)| d.arm_of(v))
+            .collect()
+    }
+
     /// Draws one candidate's values.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Vec<Value> {
         let arms = self.draw(rng);
@@ -335,6 +353,16 @@ mod tests {
         assert_eq!(d.at(1.0), Value::Int(1000));
         assert_eq!(d.at(0.5), Value::Int(32)); // sqrt(1000) = 31.6
         assert_eq!(d.at(7.0), Value::Int(1000));
+    }
+
+    #[test]
+    fn arm_of_gives_back_the_value_of_a_special_or_a_range_value() {
+        let d = dim();
+        assert_eq!(d.arm_of(Value::Inf), Arm::Special(1));
+        assert_eq!(d.arm_of(Value::Int(-1)), Arm::Special(0));
+        for v in [1, 32, 150, 1000] {
+            assert_eq!(d.value(d.arm_of(Value::Int(v))), Value::Int(v), "{v}");
+        }
     }
 
     #[test]

@@ -12,13 +12,21 @@
 //!   full schedule fits in the budget run `trials` times each; then repeatedly the best
 //!   third (`eta` = 3) is kept and run until it has three times the trials, until one is
 //!   left.
-//! - `tpe` (the default): candidates proposed by a tree-structured Parzen estimator (the
-//!   `tpe` crate: per parameter, one estimator over its arm, the numeric range or one of
-//!   its special values, and one over its position in the range, told only when the range
-//!   was taken), in batches of [`BATCH`], after [`startup`] random ones; each runs
-//!   `trials` times. The last part of the budget ([`RACE_SHARE`]) is a race: successive
-//!   halving over the best candidates found, so the winner is chosen on more trials than
-//!   it was found with.
+//! - `tpe` (the default): the policy's defaults first (when given: [`Options::defaults`]),
+//!   then [`startup`] random candidates, then batches of [`BATCH`] mixing three kinds of
+//!   proposal: a tree-structured Parzen estimator's (the `tpe` crate: per parameter, one
+//!   estimator over its arm, the numeric range or one of its special values, and one over
+//!   its position in the range, told only when the range was taken), local moves from
+//!   the best candidates ([`LOCAL_SHARE`]: one or two parameters moved, which a
+//!   per-parameter model cannot do for parameters that matter together) and random draws
+//!   ([`EXPLORE_SHARE`]). Each runs `trials` times. Plateaus: a candidate whose every
+//!   trial repeats an earlier candidate's result is told to the model as among the worst
+//!   (it found nothing new), a proposal whose values a candidate already has is asked
+//!   again, and after a batch in which most of the model's proposals repeated known
+//!   results the model's slots of the next batch are drawn at random. The last part of
+//!   the budget ([`RACE_SHARE`]) is a race: successive halving over the best candidates
+//!   found, one per distinct result, so the winner is chosen on more trials than it was
+//!   found with.
 //!
 //! Determinism: proposals are drawn on one thread from generators seeded by the tuner's
 //! seed; the runs of a batch go in parallel (rayon) and are collected in the batch's
@@ -37,7 +45,8 @@ use std::str::FromStr;
 /// How candidates are proposed and chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// TPE proposals, then a successive-halving race among the best.
+    /// The defaults, random candidates, then TPE proposals, local moves and random
+    /// draws; a successive-halving race among the best.
     Tpe,
     /// Successive halving over random candidates.
     Halving,
@@ -97,6 +106,24 @@ pub fn startup(candidates: usize) -> usize {
     (candidates / 4).max(10)
 }
 
+/// Share of each later batch of the TPE method drawn at random rather than proposed by
+/// the model (at least one a batch), so that a model settled on one region does not stop
+/// the search from looking elsewhere.
+pub const EXPLORE_SHARE: f64 = 0.25;
+
+/// Share of each later batch of the TPE method that are local moves: one of the best
+/// candidates found with one or two parameters drawn again. The model is per parameter
+/// and cannot see that two parameters matter together; a local move keeps what a good
+/// candidate has found in all but the parameters it changes.
+pub const LOCAL_SHARE: f64 = 0.375;
+
+/// Local moves start from one of this many best candidates (of distinct results).
+pub const LOCAL_PARENTS: usize = 3;
+
+/// Proposals the TPE model may make for one slot before a random draw takes it: a
+/// proposal whose values a candidate already has is asked again.
+pub const PROPOSAL_TRIES: usize = 8;
+
 /// What a tuning run does.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -108,6 +135,10 @@ pub struct Options {
     pub trials: u32,
     /// Seed of the proposals.
     pub seed: u64,
+    /// The policy's own setting (its values in the space's order): the `tpe` method
+    /// evaluates it as its first candidate, so its winner has been compared with it. The
+    /// other methods ignore it.
+    pub defaults: Option<Vec<Value>>,
 }
 
 /// A candidate setting.
@@ -119,7 +150,8 @@ pub struct Candidate {
     pub arms: Vec<Arm>,
     /// Its value per dimension.
     pub values: Vec<Value>,
-    /// Who proposed it: `random` or `tpe`.
+    /// Who proposed it: `default` (the policy's own setting), `random`, `tpe` (the model)
+    /// or `local` (a local move from a good candidate).
     pub origin: &'static str,
     /// Its objective per trial, in trial order (infinite for a failed run).
     pub results: Vec<f64>,
@@ -227,8 +259,13 @@ impl<O: Objective, W: Observer> Search<'_, O, W> {
     }
 
     fn add(&mut self, arms: Vec<Arm>, origin: &'static str) -> usize {
-        let id = self.candidates.len();
         let values = self.space.values(&arms);
+        self.add_values(arms, values, origin)
+    }
+
+    /// Adds a candidate of given values (`arms` are what the model learns them as).
+    fn add_values(&mut self, arms: Vec<Arm>, values: Vec<Value>, origin: &'static str) -> usize {
+        let id = self.candidates.len();
         self.candidates.push(Candidate {
             id,
             arms,
@@ -447,6 +484,123 @@ impl DimModel {
     }
 }
 
+/// What the model is told of candidate `id`: its mean, or infinity (among the worst) if
+/// every trial repeats an earlier candidate's result: it found nothing new, and the model
+/// should not crowd a plateau it has already seen.
+fn model_score(cands: &[Candidate], id: usize) -> f64 {
+    if repeats(cands, id) {
+        f64::INFINITY
+    } else {
+        cands[id].mean()
+    }
+}
+
+/// Whether every trial of candidate `id` gave what an earlier candidate's gave.
+fn repeats(cands: &[Candidate], id: usize) -> bool {
+    cands[..id].iter().any(|o| o.results == cands[id].results)
+}
+
+/// A TPE proposal whose values no candidate in `seen` has, from at most
+/// [`PROPOSAL_TRIES`] asks; none if every ask repeated one.
+fn propose(
+    models: &mut [DimModel],
+    space: &Space,
+    seen: &[Candidate],
+    rng: &mut rand010::rngs::StdRng,
+) -> Option<Vec<Arm>> {
+    (0..PROPOSAL_TRIES).find_map(|_| {
+        let arms: Vec<Arm> = models.iter_mut().map(|m| m.ask(rng)).collect();
+        let values = space.values(&arms);
+        (!seen.iter().any(|c| c.values == values)).then_some(arms)
+    })
+}
+
+/// Standard deviation of a local move's step within a numeric range, as a share of the
+/// range (on its scale).
+pub const LOCAL_STEP: f64 = 0.15;
+
+/// A local move of one parameter from `arm`: half the time (always without specials)
+/// a step within the range, normal of [`LOCAL_STEP`] from the position (from a position
+/// drawn uniformly if the arm is a special), else another arm than the current, each
+/// alike (the range at a uniform position), so a special value is tried as often as the
+/// range.
+fn step<R: rand::Rng>(d: &numaplace_core::tune::Dim, arm: Arm, rng: &mut R) -> Arm {
+    let in_range = d.specials.is_empty() || rng.gen_bool(0.5);
+    match arm {
+        Arm::Range(u) if in_range => {
+            // A normal step from the sum of four uniforms (variance 4/12).
+            let z: f64 =
+                (0..4).map(|_| rng.gen::<f64>() - 0.5).sum::<f64>() / (1.0f64 / 3.0).sqrt();
+            Arm::Range((u + LOCAL_STEP * z).clamp(0.0, 1.0))
+        }
+        Arm::Special(_) if in_range => Arm::Range(rng.gen()),
+        _ => {
+            // Arms: 0 the range, 1.. the specials; any but the current.
+            let current = match arm {
+                Arm::Range(_) => 0,
+                Arm::Special(i) => i + 1,
+            };
+            let mut pick = rng.gen_range(0..d.specials.len());
+            if pick >= current {
+                pick += 1;
+            }
+            if pick == 0 {
+                Arm::Range(rng.gen())
+            } else {
+                Arm::Special(pick - 1)
+            }
+        }
+    }
+}
+
+/// A local move: one of `parents` (drawn uniformly) with one parameter, or two with
+/// probability one half, moved by [`step`], whose values no candidate in `seen` has,
+/// from at most [`PROPOSAL_TRIES`] tries; none if every try repeated one.
+fn local<R: rand::Rng>(
+    space: &Space,
+    seen: &[Candidate],
+    parents: &[usize],
+    rng: &mut R,
+) -> Option<Vec<Arm>> {
+    (0..PROPOSAL_TRIES).find_map(|_| {
+        let mut arms = seen[parents[rng.gen_range(0..parents.len())]].arms.clone();
+        let n = arms.len();
+        let first = rng.gen_range(0..n);
+        let mut moved = vec![first];
+        if n > 1 && rng.gen_bool(0.5) {
+            let second = (first + rng.gen_range(1..n)) % n;
+            moved.push(second);
+        }
+        for d in moved {
+            arms[d] = step(&space.dims[d], arms[d], rng);
+        }
+        let values = space.values(&arms);
+        (!seen.iter().any(|c| c.values == values)).then_some(arms)
+    })
+}
+
+/// The race's entrants: the `width` candidates of lowest mean among those with `trials`
+/// trials, one per distinct result (candidates whose every trial gave the same objective
+/// behave alike on these seeds: the first of them stands for all).
+fn finalists(cands: &[Candidate], trials: u32, width: usize) -> Vec<usize> {
+    let mut pool: Vec<usize> = cands
+        .iter()
+        .filter(|c| c.results.len() == trials as usize)
+        .map(|c| c.id)
+        .collect();
+    pool.sort_by(|&a, &b| cands[a].mean().total_cmp(&cands[b].mean()).then(a.cmp(&b)));
+    let mut out: Vec<usize> = Vec::with_capacity(width);
+    for id in pool {
+        if out.len() == width {
+            break;
+        }
+        if !out.iter().any(|&o| cands[o].results == cands[id].results) {
+            out.push(id);
+        }
+    }
+    out
+}
+
 /// Tunes: proposes candidates from `space` by `opts.method`, runs them through
 /// `objective` within `opts.budget` runs, and returns every candidate and run with the
 /// winner. `observer` hears each batch as it finishes.
@@ -481,6 +635,9 @@ pub fn tune<O: Objective, W: Observer>(
     let mut tpe_rng = <rand010::rngs::StdRng as rand010::SeedableRng>::seed_from_u64(
         opts.seed ^ 0x7470_655f_7475_6e65,
     );
+    // Local moves draw from a third generator, so the random candidates of the `tpe`
+    // method stay those of the `random` method with the same seed, in the same order.
+    let mut local_rng = rand_pcg::Pcg64::seed_from_u64(opts.seed ^ 0x6c6f_6361_6c5f_6d76);
     match opts.method {
         Method::Random => {
             let n = (opts.budget / trials as u64) as usize;
@@ -513,50 +670,72 @@ pub fn tune<O: Objective, W: Observer>(
             }
             let explore = ((opts.budget - race_cost(width)) / trials as u64).max(1) as usize;
             let width = width.min(explore);
-            let first = startup(explore).min(explore);
+            let defaults = opts
+                .defaults
+                .as_ref()
+                .filter(|d| d.len() == space.dims.len());
+            // The defaults, then `first` random candidates, then batches of TPE
+            // proposals with a share of random ones.
+            let first = startup(explore).min(explore) + usize::from(defaults.is_some());
             let mut models: Vec<DimModel> = space.dims.iter().map(DimModel::new).collect();
             let mut made = 0;
+            // Whether most of the model's proposals in the last batch repeated known
+            // results (landed on plateaus already seen).
+            let mut plateau = false;
             while made < explore && s.left() >= trials as u64 {
                 let n = BATCH.min(explore - made);
                 let mut ids = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let (arms, origin) = if made < first {
-                        (space.draw(&mut rng), "random")
+                // A batch past the start: the model's slots, then local moves, then
+                // random draws; after a batch whose proposals mostly repeated known
+                // results, the model's slots are drawn at random too.
+                let random_slots = ((n as f64 * EXPLORE_SHARE).round() as usize).min(n);
+                let local_slots = ((n as f64 * LOCAL_SHARE).round() as usize).min(n - random_slots);
+                let model_slots = n - random_slots - local_slots;
+                let parents = finalists(&s.candidates, trials, LOCAL_PARENTS);
+                for slot in 0..n {
+                    let local_slot = (model_slots..model_slots + local_slots).contains(&slot);
+                    let id = if made == 0 && defaults.is_some() {
+                        let d = defaults.cloned().unwrap_or_default();
+                        s.add_values(space.arms_of(&d), d, "default")
+                    } else if made < first
+                        || slot >= model_slots + local_slots
+                        || (plateau && !local_slot)
+                    {
+                        s.add(space.draw(&mut rng), "random")
+                    } else if local_slot && !parents.is_empty() {
+                        match local(space, &s.candidates, &parents, &mut local_rng) {
+                            Some(arms) => s.add(arms, "local"),
+                            None => s.add(space.draw(&mut rng), "random"),
+                        }
                     } else {
-                        (
-                            models.iter_mut().map(|m| m.ask(&mut tpe_rng)).collect(),
-                            "tpe",
-                        )
+                        match propose(&mut models, space, &s.candidates, &mut tpe_rng) {
+                            Some(arms) => s.add(arms, "tpe"),
+                            None => s.add(space.draw(&mut rng), "random"),
+                        }
                     };
-                    ids.push(s.add(arms, origin));
+                    ids.push(id);
                     made += 1;
                 }
                 s.top_up(&ids, trials);
+                let (mut proposed, mut repeated) = (0, 0);
                 for &id in &ids {
                     let c = &s.candidates[id];
                     if c.results.len() < trials as usize {
                         continue;
                     }
-                    let (arms, mean) = (c.arms.clone(), c.mean());
-                    for (m, a) in models.iter_mut().zip(arms) {
-                        m.tell(a, mean);
+                    let repeat = repeats(&s.candidates, id);
+                    let score = model_score(&s.candidates, id);
+                    if c.origin == "tpe" {
+                        proposed += 1;
+                        repeated += usize::from(repeat);
+                    }
+                    for (m, &a) in models.iter_mut().zip(&c.arms) {
+                        m.tell(a, score);
                     }
                 }
+                plateau = proposed > 0 && 2 * repeated >= proposed;
             }
-            let full: Vec<usize> = s
-                .candidates
-                .iter()
-                .filter(|c| c.results.len() == trials as usize)
-                .map(|c| c.id)
-                .collect();
-            let mut pool = full;
-            pool.sort_by(|&a, &b| {
-                s.candidates[a]
-                    .mean()
-                    .total_cmp(&s.candidates[b].mean())
-                    .then(a.cmp(&b))
-            });
-            pool.truncate(width.max(1));
+            let pool = finalists(&s.candidates, trials, width.max(1));
             s.halve(pool, trials);
         }
     }

@@ -162,6 +162,23 @@ impl SimObjective {
         self.base.policy.as_deref().unwrap_or("")
     }
 
+    /// The values the base configuration gives the space's parameters (the policy's
+    /// own setting, under the user's `--set`s), in the space's order; none if one of
+    /// them is not a number or `inf`.
+    pub fn base_values(&self) -> Option<Vec<Value>> {
+        let t = self.policy_toml(&[]).ok()?;
+        self.space
+            .dims
+            .iter()
+            .map(|d| match t.get(d.field)? {
+                toml::Value::Integer(i) => Some(Value::Int(*i)),
+                toml::Value::Float(x) if x.is_finite() => Some(Value::Float(*x)),
+                toml::Value::String(s) if s == "inf" => Some(Value::Inf),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The policy table of `values` (all its parameters, as `run --config` reads them).
     pub fn policy_toml(&self, sets: &[String]) -> Result<toml::Table, UserError> {
         let cfg = self.config_with(sets, 0)?;

@@ -79,6 +79,7 @@ fn opts(method: Method, budget: u64, trials: u32, seed: u64) -> Options {
         budget,
         trials,
         seed,
+        defaults: None,
     }
 }
 
@@ -242,4 +243,165 @@ fn halving_cost_counts_every_rung() {
     assert_eq!(halving_cost(1, 2), 2);
     assert_eq!(halving_cost(3, 1), 3);
     assert_eq!(halving_width(126, 2), 27);
+}
+
+#[test]
+fn the_tpe_method_runs_the_defaults_as_its_first_candidate() {
+    let s = space();
+    let defaults = vec![Value::Inf, Value::Float(0.5), Value::Int(0), Value::Int(1)];
+    let o = Options {
+        defaults: Some(defaults.clone()),
+        ..opts(Method::Tpe, 60, 2, 1)
+    };
+    let out = tune(&s, &noisy(0.1), &o, &mut Quiet).unwrap();
+    let first = &out.candidates[0];
+    assert_eq!(first.values, defaults);
+    assert_eq!(first.origin, "default");
+    assert!(first.results.len() >= 2);
+    assert_eq!(
+        out.candidates
+            .iter()
+            .filter(|c| c.origin == "default")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn the_defaults_win_when_no_candidate_beats_them() {
+    // The defaults sit at the optimum: the search must end on them.
+    let s = space();
+    let defaults = vec![
+        Value::Int(1000),
+        Value::Float(0.1),
+        Value::Int(3),
+        Value::Int(5),
+    ];
+    for seed in 0..4 {
+        let o = Options {
+            defaults: Some(defaults.clone()),
+            ..opts(Method::Tpe, 80, 2, seed)
+        };
+        let out = tune(&s, &noisy(0.0), &o, &mut Quiet).unwrap();
+        assert_eq!(out.candidates[out.best.unwrap()].values, defaults, "{seed}");
+    }
+}
+
+#[test]
+fn tpe_proposals_never_repeat_the_values_of_an_earlier_candidate() {
+    // A space of 4 x 3 = 12 settings and room for 40 candidates: the model would
+    // propose the best ones again.
+    let s = Space::new(&[
+        Dim::range("x", 0.0, 3.0, true, Scale::Linear, "test"),
+        Dim::range("y", 0.0, 2.0, true, Scale::Linear, "test"),
+    ]);
+    let f = |v: &[Value], _: u32| Ok(v[0].as_f64() + v[1].as_f64());
+    for seed in 0..4 {
+        let out = tune(&s, &f, &opts(Method::Tpe, 80, 2, seed), &mut Quiet).unwrap();
+        for (i, c) in out.candidates.iter().enumerate() {
+            if c.origin == "tpe" {
+                assert!(
+                    out.candidates[..i].iter().all(|o| o.values != c.values),
+                    "seed {seed}: candidate {i} repeats {:?}",
+                    c.values
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ties_do_not_stop_exploration() {
+    // Every setting gives the same result: the model learns nothing, and its slots in a
+    // batch after one whose proposals all tied are drawn at random, beyond the share of
+    // random draws every batch has.
+    let s = space();
+    let flat = |_: &[Value], _: u32| Ok(2.0);
+    let out = tune(&s, &flat, &opts(Method::Tpe, 200, 2, 1), &mut Quiet).unwrap();
+    let after: Vec<&Candidate> = out
+        .candidates
+        .iter()
+        .skip(startup(out.candidates.len()))
+        .collect();
+    let random = after.iter().filter(|c| c.origin == "random").count();
+    assert!(
+        random as f64 >= 1.5 * EXPLORE_SHARE * after.len() as f64,
+        "{random} random of {} candidates after the start",
+        after.len()
+    );
+}
+
+#[test]
+fn a_result_that_repeats_an_earlier_one_is_told_to_the_model_as_the_worst() {
+    let cand = |id: usize, results: Vec<f64>| Candidate {
+        id,
+        arms: Vec::new(),
+        values: Vec::new(),
+        origin: "tpe",
+        results,
+    };
+    let cands = vec![
+        cand(0, vec![1.0, 3.0]),
+        cand(1, vec![1.0, 3.0]),
+        cand(2, vec![3.0, 1.0]),
+    ];
+    assert_eq!(model_score(&cands, 0), 2.0);
+    assert_eq!(model_score(&cands, 1), f64::INFINITY);
+    // The same mean from other results is news.
+    assert_eq!(model_score(&cands, 2), 2.0);
+}
+
+#[test]
+fn the_race_enters_one_candidate_per_distinct_result() {
+    let cand = |id: usize, results: Vec<f64>| Candidate {
+        id,
+        arms: Vec::new(),
+        values: Vec::new(),
+        origin: "random",
+        results,
+    };
+    let cands = vec![
+        cand(0, vec![1.0, 3.0]),
+        cand(1, vec![1.0, 3.0]),
+        cand(2, vec![3.0, 1.0]),
+        cand(3, vec![2.5, 2.0]),
+        cand(4, vec![1.0]),
+        cand(5, vec![5.0, 5.0]),
+    ];
+    // 0 and 1 alike (1 left out); 2 ties 0's mean with other results (kept); 4 lacks a
+    // trial.
+    assert_eq!(finalists(&cands, 2, 3), vec![0, 2, 3]);
+    assert_eq!(finalists(&cands, 2, 10), vec![0, 2, 3, 5]);
+}
+
+#[test]
+fn a_local_move_changes_one_or_two_parameters_of_a_parent() {
+    let s = space();
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+    let parents: Vec<Candidate> = (0..3)
+        .map(|id| {
+            let arms = s.draw(&mut rng);
+            Candidate {
+                id,
+                values: s.values(&arms),
+                arms,
+                origin: "random",
+                results: vec![1.0],
+            }
+        })
+        .collect();
+    let mut changed = [0; 5];
+    for _ in 0..200 {
+        let arms = local(&s, &parents, &[0, 1, 2], &mut rng).unwrap();
+        let values = s.values(&arms);
+        let n = parents
+            .iter()
+            .map(|p| p.values.iter().zip(&values).filter(|(a, b)| a != b).count())
+            .min()
+            .unwrap();
+        changed[n] += 1;
+    }
+    assert_eq!(changed[0], 0, "never a parent again");
+    assert_eq!(changed[3] + changed[4], 0, "{changed:?}");
+    assert!(changed[1] > 0 && changed[2] > 0, "{changed:?}");
 }
