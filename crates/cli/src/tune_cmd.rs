@@ -128,32 +128,25 @@ fn parse_number(s: &str) -> Option<f64> {
 }
 
 fn check_names(workloads: &[String], machines: &[String], policy: &str) -> Result<(), UserError> {
+    /// `name` among `known`, else an error naming the option `--what` and listing them.
+    fn known(what: &str, name: &str, known: &[&str]) -> Result<(), UserError> {
+        if known.contains(&name) {
+            return Ok(());
+        }
+        Err(UserError::new(format!(
+            "--{what} `{name}`: unknown {what}; known: {}",
+            known.join(", ")
+        )))
+    }
     let kinds = WorkloadConfig::kinds();
     for w in workloads {
-        if !kinds.contains(&w.as_str()) {
-            return Err(UserError::new(format!(
-                "--workload `{w}`: unknown workload; known: {}",
-                kinds.join(", ")
-            )));
-        }
+        known("workload", w, &kinds)?;
     }
     let names = presets::names();
     for m in machines {
-        if !names.contains(&m.as_str()) {
-            return Err(UserError::new(format!(
-                "--machine `{m}`: unknown machine; known: {}",
-                names.join(", ")
-            )));
-        }
+        known("machine", m, &names)?;
     }
-    let policies = PolicyConfig::kinds();
-    if !policies.contains(&policy) {
-        return Err(UserError::new(format!(
-            "--policy `{policy}`: unknown policy; known: {}",
-            policies.join(", ")
-        )));
-    }
-    Ok(())
+    known("policy", policy, &PolicyConfig::kinds())
 }
 
 /// The policy's search space with `--range` narrowing it and `--set policy.F=...` fixing

@@ -201,9 +201,39 @@ struct ThreadRt {
     /// Its own steps to let pass before its polls are tried in bulk again, after an
     /// attempt that found no group (a poll that waits at a busy switch port finds none
     /// for a while; the results do not depend on it).
-    spin_skip: u8,
-    spin_backoff: u8,
+    spin_backoff: Backoff,
     stats: ThreadStats,
+}
+
+/// Steps to let pass before a bulk attempt is made again: none after an attempt that
+/// made something, twice as many plus one (up to a bound) after each that did not.
+#[derive(Clone, Copy, Debug, Default)]
+struct Backoff {
+    skip: u8,
+    wait: u8,
+}
+
+impl Backoff {
+    /// Whether this step is one to let pass (counting it).
+    #[inline]
+    fn waiting(&mut self) -> bool {
+        if self.skip == 0 {
+            return false;
+        }
+        self.skip -= 1;
+        true
+    }
+
+    /// After an attempt: whether it made something, and the longest wait.
+    #[inline]
+    fn after(&mut self, made: bool, at_most: u8) {
+        self.wait = if made {
+            0
+        } else {
+            (2 * self.wait + 1).min(at_most)
+        };
+        self.skip = self.wait;
+    }
 }
 
 struct ProgRt {
@@ -299,8 +329,7 @@ pub struct Engine {
     /// Thread steps to let pass before rounds are tried again, after attempts that found
     /// no group (the wait doubles with each, so runs without groups pay little for
     /// trying; the results do not depend on it).
-    rounds_skip: u32,
-    rounds_backoff: u32,
+    rounds_backoff: Backoff,
     /// Whether a thread's page state is fetched a few operations ahead (runs with many
     /// pages: see `ops.rs`).
     prefetch: bool,
@@ -344,6 +373,16 @@ impl Engine {
     /// [`RefObserver`](crate::observe::RefObserver)).
     pub fn set_observer(&mut self, observer: Box<dyn crate::observe::RefObserver>) {
         self.observer = Some(observer);
+    }
+
+    /// Whether steps in bulk are ruled out: an observer, processor caches, page
+    /// counters or entry copies, which the bulk steps do not model, are present.
+    #[inline]
+    fn bulk_ruled_out(&self) -> bool {
+        self.observer.is_some()
+            || self.mm.caches.is_some()
+            || self.mm.counters.is_some()
+            || self.mm.mem.has_entries()
     }
 
     /// Thread `t`, when nothing stands in the way of its next step at `at`: it is ready,
@@ -410,8 +449,7 @@ impl Engine {
                         if self.try_spin_rounds(who, now) {
                             continue;
                         }
-                    } else if self.rounds_skip > 0 {
-                        self.rounds_skip -= 1;
+                    } else if self.rounds_backoff.waiting() {
                     } else if self.run_rounds(who, now) {
                         continue;
                     }

@@ -29,7 +29,7 @@ use crate::stats::RefClass;
 const ROUNDS_AT_LEAST: u64 = 3;
 
 /// Most thread steps let pass between attempts that find no group.
-const BACKOFF_AT_MOST: u32 = 63;
+const BACKOFF_AT_MOST: u8 = 63;
 
 /// A thread of a group: its event's code, when its next run starts, and that run.
 #[derive(Clone, Copy, Debug)]
@@ -59,21 +59,12 @@ impl Engine {
     /// nothing changed and the event is handled as usual).
     pub(super) fn run_rounds(&mut self, tid: u32, now: Ns) -> bool {
         let made = self.try_rounds(tid, now);
-        if made {
-            self.rounds_backoff = 0;
-        } else {
-            self.rounds_backoff = (2 * self.rounds_backoff + 1).min(BACKOFF_AT_MOST);
-            self.rounds_skip = self.rounds_backoff;
-        }
+        self.rounds_backoff.after(made, BACKOFF_AT_MOST);
         made
     }
 
     fn try_rounds(&mut self, tid: u32, now: Ns) -> bool {
-        if self.observer.is_some()
-            || self.mm.caches.is_some()
-            || self.mm.counters.is_some()
-            || self.mm.mem.has_entries()
-        {
+        if self.bulk_ruled_out() {
             return false;
         }
         let Some((run, heap_first)) = self.queue.held_run() else {

@@ -121,8 +121,7 @@ impl Engine {
                     delay: Ns::ZERO,
                     blocked_at: Ns::ZERO,
                     spin_on: None,
-                    spin_skip: 0,
-                    spin_backoff: 0,
+                    spin_backoff: Backoff::default(),
                     stats: ThreadStats {
                         id: g,
                         program: pi as u32,
@@ -313,8 +312,7 @@ impl Engine {
             spin_claims: Vec::new(),
             spin_gen: 0,
             turns: Vec::new(),
-            rounds_skip: 0,
-            rounds_backoff: 0,
+            rounds_backoff: Backoff::default(),
             bulk: true,
             prefetch: npages as usize > ops::PREFETCH_PAGES,
         };

@@ -56,19 +56,13 @@ impl Engine {
     /// [`Engine::spin_rounds`] for thread `tid`'s poll, unless its last attempts found no
     /// group (then it waits a few of its own steps, twice as many after each).
     pub(super) fn try_spin_rounds(&mut self, tid: u32, now: Ns) -> bool {
-        let th = &mut self.threads[tid as usize];
-        if th.spin_skip > 0 {
-            th.spin_skip -= 1;
+        if self.threads[tid as usize].spin_backoff.waiting() {
             return false;
         }
         let made = self.spin_rounds(now);
-        let th = &mut self.threads[tid as usize];
-        if made {
-            th.spin_backoff = 0;
-        } else {
-            th.spin_backoff = (2 * th.spin_backoff + 1).min(BACKOFF_AT_MOST);
-            th.spin_skip = th.spin_backoff;
-        }
+        self.threads[tid as usize]
+            .spin_backoff
+            .after(made, BACKOFF_AT_MOST);
         made
     }
 
@@ -76,11 +70,7 @@ impl Engine {
     /// when a group makes at least two rounds; returns whether it did (else nothing
     /// changed and the event is handled as usual).
     pub(super) fn spin_rounds(&mut self, now: Ns) -> bool {
-        if self.observer.is_some()
-            || self.mm.caches.is_some()
-            || self.mm.counters.is_some()
-            || self.mm.mem.has_entries()
-        {
+        if self.bulk_ruled_out() {
             return false;
         }
         let Some((run, _)) = self.queue.held_run() else {

@@ -219,17 +219,7 @@ impl Emitter {
                 let span = (len * elem_bytes).min(ps - at);
                 let count = len * per_elem as u64;
                 let vpn = Vpn((addr >> s) as u32);
-                if merge {
-                    push_span(out, vpn, write, count, at as u32, span as u32);
-                } else {
-                    out.push(Op::Ref {
-                        vpn,
-                        write,
-                        count: count.min(u32::MAX as u64) as u32,
-                        at: at as u32,
-                        span: span as u32,
-                    });
-                }
+                push_piece(out, merge, vpn, write, count, at as u32, span as u32);
                 return;
             }
         }
@@ -248,19 +238,8 @@ impl Emitter {
             let span = (k * elem_bytes).min(room);
             let vpn = Vpn(page as u32);
             let count = k * per_elem as u64;
-            if merge {
-                push_span(out, vpn, write, count, at as u32, span as u32);
-            } else {
-                // A page's elements always fit one run's count.
-                out.push(Op::Ref {
-                    vpn,
-                    write,
-                    count: count.min(u32::MAX as u64) as u32,
-                    at: at as u32,
-                    span: span as u32,
-                });
-                merge = true;
-            }
+            push_piece(out, merge, vpn, write, count, at as u32, span as u32);
+            merge = true;
             addr += k * elem_bytes;
             left -= k;
         }
@@ -284,6 +263,32 @@ impl Op {
 /// kind to the same page.
 pub fn push_ref(out: &mut Vec<Op>, vpn: Vpn, write: bool, count: u64) {
     push_span(out, vpn, write, count, 0, 0);
+}
+
+/// One piece of a range: merged into the previous run when `merge` (see [`push_span`]),
+/// else a run of its own (the range's first piece never joins a run before it). A page's
+/// elements always fit one run's count.
+#[inline]
+fn push_piece(
+    out: &mut Vec<Op>,
+    merge: bool,
+    vpn: Vpn,
+    write: bool,
+    count: u64,
+    at: u32,
+    span: u32,
+) {
+    if merge {
+        push_span(out, vpn, write, count, at, span);
+    } else {
+        out.push(Op::Ref {
+            vpn,
+            write,
+            count: count.min(u32::MAX as u64) as u32,
+            at,
+            span,
+        });
+    }
 }
 
 /// Appends a reference run walking `span` bytes of the page from byte `at` (0: see
