@@ -9,7 +9,8 @@ use common::toy_machine;
 use numaplace_core::machine::{MachineConfig, Variation};
 use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::workload::{
-    GaussConfig, JacobiConfig, MatvecSyntheticConfig, MsortConfig, Variant, WorkloadConfig,
+    GaussConfig, JacobiConfig, MatvecSyntheticConfig, MsortConfig, SizeRead, Variant,
+    WorkloadConfig,
 };
 use numaplace_core::{PolicyConfig, RunConfig, Stats};
 
@@ -73,7 +74,12 @@ fn gauss_polls_in_bulk_are_the_polls_one_by_one() {
     assert_same(butterfly_like(1), gauss(96, |_| {}), "platinum");
     assert_same(
         butterfly_like(1),
-        gauss(64, |c| c.size_shares_lock_page = true),
+        gauss(64, |c| c.size_read = SizeRead::LockPage),
+        "platinum",
+    );
+    assert_same(
+        butterfly_like(1),
+        gauss(64, |c| c.size_read = SizeRead::Private),
         "platinum",
     );
     assert_same(

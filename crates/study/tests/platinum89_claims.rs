@@ -72,7 +72,10 @@ fn spin_lock(rows: &[(bool, f64)]) -> Vec<Record> {
         .enumerate()
         .map(|(i, (shares, secs))| {
             let mut settings = Map::new();
-            settings.insert("workload.size_shares_lock_page".into(), json!(shares));
+            settings.insert(
+                "workload.size_read".into(),
+                json!(if *shares { "lock-page" } else { "private" }),
+            );
             settings.insert("policy.t2_ns".into(), json!(1_000_000_000u64));
             settings.insert("machine.contention".into(), json!(true));
             settings.insert("machine.nodes".into(), json!(16));

@@ -7,11 +7,16 @@
 //! count k+1; the others spin on it before reading pivot row k+1.
 //!
 //! Threads start together at a spin lock used as a barrier (thread 0 holds it while it
-//! starts up; the others test-and-set it until it is released). With
-//! `size_shares_lock_page` the matrix-size variable, read in the termination test of the
-//! inner loop, lives on the lock's page: the §4.2 anecdote, where spinning on the lock froze
-//! the page and every inner loop then read the size remotely. Otherwise each thread keeps a
-//! private copy of the size (the fix the paper describes).
+//! starts up; the others test-and-set it until it is released).
+//!
+//! The matrix size is the termination test of the inner loop (§4.2: "it is vital that each
+//! processor have a local copy"). `size_read` says where each element's test reads it:
+//! `register` (no reference: a compiler kept it in a register), `private` (each thread's
+//! own copy on a page of its own, written at start: the program after the fix the paper
+//! describes) or `lock-page` (the one shared copy, on the start lock's page: the §4.2
+//! anecdote, where spinning on the lock froze the page and every inner loop then read the
+//! size remotely). The last two differ only in where the read goes, so the anecdote's
+//! cost is measured against a program doing the same number of references.
 //!
 //! Variants: `uma` is the plain shared-memory program the coherent memory runs (the pivot
 //! row is read in place); `numa` is the hand-placed Uniform System style of LeBlanc's
@@ -52,9 +57,12 @@ pub struct GaussConfig {
     /// integer multiply of about 43 clocks plus loop overhead); the paper gives no figure.
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_element: u64,
-    /// The §4.2 anecdote: the matrix-size variable shares a page with the start spin
-    /// lock and is read once per inner-loop iteration. Default false.
-    pub size_shares_lock_page: bool,
+    /// Where the inner loop's termination test reads the matrix size at every element:
+    /// `register` (no reference), `private` (the thread's own copy, on a page of its own:
+    /// PLATINUM's program) or `lock-page` (the shared copy on the start lock's page: the
+    /// §4.2 anecdote). Default `register`: LaRowe's papers do not describe their program's
+    /// loop; `platinum89` sets `private`.
+    pub size_read: SizeRead,
     /// `uma` (the PLATINUM program) or `numa` (Uniform System style: rows placed on
     /// their owners, pivot row copied into a private buffer each round). Default uma.
     pub variant: Variant,
@@ -69,10 +77,23 @@ impl Default for GaussConfig {
             row_per_page: true,
             elem_bytes: 4,
             compute_ns_per_element: 3000,
-            size_shares_lock_page: false,
+            size_read: SizeRead::Register,
             variant: Variant::Uma,
         }
     }
+}
+
+/// Where `gauss`'s inner loop reads the matrix size (see [`GaussConfig::size_read`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SizeRead {
+    /// Kept in a register: no reference.
+    #[default]
+    Register,
+    /// Each thread's private copy, on a page of its own (written by the thread at start).
+    Private,
+    /// The one shared copy, on the start spin lock's page (written by thread 0 at start).
+    LockPage,
 }
 
 /// Per-thread progress.
@@ -114,14 +135,28 @@ pub struct Gauss {
     events: ArrayId,
     lock: ArrayId,
     pivot_buf: Option<ArrayId>,
+    /// The threads' private copies of the matrix size, one page each (`size_read = private`).
+    sizes: Option<ArrayId>,
     n: u64,
     threads: u32,
     cyclic: bool,
     compute: u64,
-    size_on_lock_page: bool,
+    size_read: SizeRead,
     hints: Vec<Option<u32>>,
     state: Vec<ThreadState>,
     emit: Emitter,
+}
+
+/// The address space of one configuration.
+struct Plan {
+    layout: Layout,
+    a: ArrayId,
+    events: ArrayId,
+    lock: ArrayId,
+    pivot_buf: Option<ArrayId>,
+    sizes: Option<ArrayId>,
+    threads: u32,
+    pages: u64,
 }
 
 /// The event count that opens the start barrier (after the N row events).
@@ -131,11 +166,7 @@ fn start_event(n: u64) -> u32 {
 
 impl Gauss {
     /// Validates `c` and lays out the address space.
-    #[allow(clippy::type_complexity)]
-    fn plan(
-        c: &GaussConfig,
-        machine: &Machine,
-    ) -> Result<(Layout, [ArrayId; 3], Option<ArrayId>, u32, u64), ConfigError> {
+    fn plan(c: &GaussConfig, machine: &Machine) -> Result<Plan, ConfigError> {
         c.check_ranges("workload")?;
         let threads = thread_count("workload.threads", c.threads, machine)?;
         if threads as u64 > c.n {
@@ -158,19 +189,32 @@ impl Gauss {
             Variant::Numa => Some(layout.alloc_2d("pivot-copies", threads as u64, c.n, 4, ps, ps)),
             Variant::Uma => None,
         };
+        // A private variable of each thread, on a page of its own so that no other
+        // thread's traffic reaches it.
+        let sizes = (c.size_read == SizeRead::Private)
+            .then(|| layout.alloc_2d("private-sizes", threads as u64, 1, 4, ps, ps));
         let pages = layout.pages_checked(ps, "workload.n")?;
-        Ok((layout, [a, events, lock], pivot_buf, threads, pages))
+        Ok(Plan {
+            layout,
+            a,
+            events,
+            lock,
+            pivot_buf,
+            sizes,
+            threads,
+            pages,
+        })
     }
 
     /// What the program needs, from its parameters alone.
     pub fn footprint(c: &GaussConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
-        let (_, _, _, threads, pages) = Self::plan(c, machine)?;
+        let Plan { threads, pages, .. } = Self::plan(c, machine)?;
         let ps = machine.page_size();
-        // About n^2/2 row updates, each three runs over the rest of a row and a compute op,
-        // plus the pivot signals and waits.
+        // About n^2/2 row updates, each three runs over the rest of a row, a compute op and
+        // the size reads, plus the pivot signals and waits.
         let per_update = runs_of(c.n, c.elem_bytes, ps)
             .saturating_mul(3)
-            .saturating_add(2);
+            .saturating_add(3);
         let updates = c.n.saturating_mul(c.n) / 2 + c.n;
         let rows_per_thread = c.n.div_ceil(threads as u64);
         Ok(Footprint {
@@ -191,7 +235,16 @@ impl Gauss {
 
     /// Builds the program for `machine`.
     pub fn new(c: &GaussConfig, machine: &Machine) -> Result<Gauss, ConfigError> {
-        let (layout, [a, events, lock], pivot_buf, threads, _) = Self::plan(c, machine)?;
+        let Plan {
+            layout,
+            a,
+            events,
+            lock,
+            pivot_buf,
+            sizes,
+            threads,
+            ..
+        } = Self::plan(c, machine)?;
         let ps = machine.page_size();
         let mut g = Gauss {
             layout,
@@ -199,11 +252,12 @@ impl Gauss {
             events,
             lock,
             pivot_buf,
+            sizes,
             n: c.n,
             threads,
             cyclic: c.cyclic,
             compute: c.compute_ns_per_element,
-            size_on_lock_page: c.size_shares_lock_page,
+            size_read: c.size_read,
             hints: Vec::new(),
             state: vec![
                 ThreadState {
@@ -248,24 +302,25 @@ impl Gauss {
     }
 
     /// The Uniform System placement: each row's pages on its owner's node, each private
-    /// pivot buffer on its thread's node, synchronisation pages unplaced.
+    /// pivot buffer and private size on its thread's node, synchronisation pages unplaced.
     fn numa_hints(&self, ps: u64) -> Vec<Option<u32>> {
         let a = self.layout.array(self.a);
-        let buf = self.pivot_buf.map(|b| self.layout.array(b).clone());
+        // Arrays with one row per thread.
+        let private: Vec<_> = [self.pivot_buf, self.sizes]
+            .into_iter()
+            .flatten()
+            .map(|b| self.layout.array(b))
+            .collect();
         (0..self.layout.pages(ps))
             .map(|p| {
                 let byte = p * ps;
                 if byte >= a.base && byte < a.base + a.span() {
-                    Some(self.owner(((byte - a.base) / a.row_stride).min(self.n - 1)))
-                } else if let Some(b) = &buf {
-                    if byte >= b.base && byte < b.base + b.span() {
-                        Some(((byte - b.base) / b.row_stride) as u32)
-                    } else {
-                        None
-                    }
-                } else {
-                    None
+                    return Some(self.owner(((byte - a.base) / a.row_stride).min(self.n - 1)));
                 }
+                private
+                    .iter()
+                    .find(|b| byte >= b.base && byte < b.base + b.span())
+                    .map(|b| ((byte - b.base) / b.row_stride) as u32)
             })
             .collect()
     }
@@ -276,14 +331,23 @@ impl Gauss {
 
     /// Thread `t` reaches the start barrier: thread 0 holds the lock while it starts up
     /// (writing the shared size when it lives there) and opens it; the others
-    /// test-and-set the lock until it opens.
+    /// test-and-set the lock until it opens. A thread with a private size writes it first.
     fn start(&self, t: u32, out: &mut Vec<Op>) {
+        if let Some(sizes) = self.sizes {
+            out.push(Op::Ref {
+                vpn: self.page_of(sizes, t as u64, 0),
+                write: true,
+                count: 1,
+                at: 0,
+                span: 0,
+            });
+        }
         let lock_page = self.page_of(self.lock, 0, 0);
         if t == 0 {
             out.push(Op::Ref {
                 vpn: lock_page,
                 write: true,
-                count: 1 + self.size_on_lock_page as u32,
+                count: 1 + (self.size_read == SizeRead::LockPage) as u32,
                 at: 0,
                 span: 0,
             });
@@ -341,10 +405,15 @@ impl Gauss {
         self.emit.range(out, pivot_addr, len, pivot_elem, 1, false);
         self.emit
             .range(out, a.addr(i, k), len, a.elem_bytes, 1, false);
-        if self.size_on_lock_page {
-            // The termination test of the inner loop reads the shared matrix size.
+        // The termination test of the inner loop reads the matrix size at every element.
+        let size_page = match self.size_read {
+            SizeRead::Register => None,
+            SizeRead::Private => self.sizes.map(|s| self.page_of(s, t as u64, 0)),
+            SizeRead::LockPage => Some(self.page_of(self.lock, 0, 1)),
+        };
+        if let Some(vpn) = size_page {
             out.push(Op::Ref {
-                vpn: self.page_of(self.lock, 0, 1),
+                vpn,
                 write: false,
                 count: len as u32,
                 at: 0,
@@ -607,6 +676,89 @@ mod tests {
         };
         let g = Gauss::new(&c, &machine(2)).unwrap();
         assert_eq!(&g.hints[..4], &[Some(0), Some(1), Some(0), Some(1)]);
+    }
+
+    /// The reads of page `vpn` in `ops`.
+    fn reads_of(ops: &[Op], vpn: Vpn) -> u64 {
+        ops.iter()
+            .map(|o| match o {
+                Op::Ref {
+                    vpn: v,
+                    write: false,
+                    count,
+                    ..
+                } if *v == vpn => *count as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Thread 1's round 2 with 8 rows (rows 3, 5, 7 over 6 columns) under `size_read`.
+    fn round_with(size_read: SizeRead) -> (Gauss, Vec<Op>) {
+        let c = GaussConfig {
+            n: 8,
+            size_read,
+            ..Default::default()
+        };
+        let g = Gauss::new(&c, &machine(2)).unwrap();
+        let mut out = Vec::new();
+        g.round(1, 2, &mut out);
+        (g, out)
+    }
+
+    #[test]
+    fn a_size_in_a_register_is_never_read() {
+        let (g, out) = round_with(SizeRead::Register);
+        assert!(g.sizes.is_none());
+        assert_eq!(refs(&out, false), 3 * 2 * 6);
+    }
+
+    #[test]
+    fn a_private_size_is_read_at_every_element_from_the_threads_own_page() {
+        let (g, out) = round_with(SizeRead::Private);
+        let own = g.page_of(g.sizes.unwrap(), 1, 0);
+        assert_ne!(own, g.page_of(g.sizes.unwrap(), 0, 0));
+        assert_eq!(reads_of(&out, own), 3 * 6);
+        assert_eq!(refs(&out, false), 3 * 3 * 6);
+    }
+
+    #[test]
+    fn a_size_on_the_lock_page_is_read_at_every_element_from_that_page() {
+        let (g, out) = round_with(SizeRead::LockPage);
+        assert!(g.sizes.is_none());
+        assert_eq!(reads_of(&out, g.page_of(g.lock, 0, 1)), 3 * 6);
+        assert_eq!(refs(&out, false), 3 * 3 * 6);
+    }
+
+    #[test]
+    fn every_thread_writes_its_private_size_at_start() {
+        let c = GaussConfig {
+            n: 8,
+            size_read: SizeRead::Private,
+            ..Default::default()
+        };
+        let g = Gauss::new(&c, &machine(2)).unwrap();
+        for t in 0..2 {
+            let mut out = Vec::new();
+            g.start(t, &mut out);
+            assert!(matches!(out[0], Op::Ref { vpn, write: true, .. }
+                if vpn == g.page_of(g.sizes.unwrap(), t as u64, 0)));
+        }
+    }
+
+    #[test]
+    fn the_numa_variant_places_private_sizes_on_their_threads() {
+        let c = GaussConfig {
+            n: 8,
+            size_read: SizeRead::Private,
+            variant: Variant::Numa,
+            ..Default::default()
+        };
+        let g = Gauss::new(&c, &machine(2)).unwrap();
+        for t in 0..2u32 {
+            let page = g.page_of(g.sizes.unwrap(), t as u64, 0);
+            assert_eq!(g.hints[page.0 as usize], Some(t));
+        }
     }
 
     #[test]

@@ -37,7 +37,7 @@ use crate::types::{Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
 pub use backprop::BackpropConfig;
-pub use gauss::GaussConfig;
+pub use gauss::{GaussConfig, SizeRead};
 pub use hh3d::Hh3dConfig;
 pub use hough::HoughConfig;
 pub use jacobi::{CheckerReads, JacobiConfig, PageLayout};
