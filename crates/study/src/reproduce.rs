@@ -1106,7 +1106,7 @@ pub fn reproduce_from(
                 (crate::stats::mean(&v), v.len())
             };
             let scale = r.paper_unit.map_or(1.0, PaperUnit::ns);
-            let ci95 = if r.speedup_over.is_some() || r.statistic != Statistic::Mean {
+            let mut ci95 = if r.speedup_over.is_some() || r.statistic != Statistic::Mean {
                 None
             } else {
                 crate::stats::ci_half_width(&values_at(&[]), 0.95).map(|h| h / scale)
@@ -1124,6 +1124,9 @@ pub fn reproduce_from(
                     let at = toml_to_json(at);
                     match base {
                         Some(b) => {
+                            let one = values_at(&[(over.clone(), b.clone())]);
+                            let many = values_at(&[(over.clone(), at.clone())]);
+                            ci95 = crate::stats::ratio_ci_half_width(&one, &many, 0.95);
                             let (m1, _) = mean_at(&[(over.clone(), b)]);
                             let (mp, n) = mean_at(&[(over.clone(), at)]);
                             match (m1, mp) {

@@ -187,6 +187,26 @@ pub fn ci_half_width(xs: &[f64], level: f64) -> Option<f64> {
     Some(t_critical(level, n - 1.0) * sd / n.sqrt())
 }
 
+/// Half-width of the confidence interval at `level` of the ratio of two means,
+/// mean(num) / mean(den), from independent samples (a speedup: one-processor runs over
+/// p-processor runs). First-order (delta method): the ratio's relative variance is the sum
+/// of the two means' relative variances; the critical value is Student's t with the
+/// smaller sample's degrees of freedom, which errs wide. `None` when either sample has
+/// fewer than 2 values, a mean is zero or the level is outside (0, 1).
+pub fn ratio_ci_half_width(num: &[f64], den: &[f64], level: f64) -> Option<f64> {
+    if !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let (a, b) = (mean(num)?, mean(den)?);
+    if a == 0.0 || b == 0.0 {
+        return None;
+    }
+    let (sa, sb) = (sample_sd(num)?, sample_sd(den)?);
+    let rel_var = (sa / a).powi(2) / num.len() as f64 + (sb / b).powi(2) / den.len() as f64;
+    let df = (num.len().min(den.len()) - 1) as f64;
+    Some(t_critical(level, df) * (a / b).abs() * rel_var.sqrt())
+}
+
 /// Summary statistics of one group of runs (same unit as the metric).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {
@@ -344,6 +364,34 @@ mod tests {
             .collect();
         let h = ci_half_width(&xs, 0.99).unwrap();
         assert!(close(h, 2.861 / 20f64.sqrt(), 2e-4), "{h}");
+    }
+
+    #[test]
+    fn ratio_ci_of_exact_samples_is_zero_and_grows_with_their_spread() {
+        assert_eq!(ratio_ci_half_width(&[8.0, 8.0], &[2.0, 2.0], 0.95), Some(0.0));
+        let tight = ratio_ci_half_width(&[7.9, 8.1], &[2.0, 2.0], 0.95).unwrap();
+        let wide = ratio_ci_half_width(&[7.0, 9.0], &[2.0, 2.0], 0.95).unwrap();
+        assert!(tight > 0.0 && wide > tight);
+    }
+
+    #[test]
+    fn ratio_ci_is_the_delta_method_with_the_smaller_samples_t() {
+        // num: mean 10 (n = 5); den: mean 2 (n = 4); ratio 5; the critical value is
+        // t_{0.975,3} = 3.182, from the smaller sample.
+        let num = [9.0, 11.0, 10.0, 10.5, 9.5];
+        let sd_num = sample_sd(&num).unwrap();
+        let den = [2.1, 1.9, 2.1, 1.9];
+        let sd_den = sample_sd(&den).unwrap();
+        let rel = (sd_num / 10.0).powi(2) / 5.0 + (sd_den / 2.0).powi(2) / 4.0;
+        let h = ratio_ci_half_width(&num, &den, 0.95).unwrap();
+        assert!(close(h, 3.182 * 5.0 * rel.sqrt(), 1e-3), "{h}");
+    }
+
+    #[test]
+    fn ratio_ci_needs_two_values_on_each_side_and_nonzero_means() {
+        assert_eq!(ratio_ci_half_width(&[1.0], &[1.0, 2.0], 0.95), None);
+        assert_eq!(ratio_ci_half_width(&[1.0, 2.0], &[0.0, 0.0], 0.95), None);
+        assert_eq!(ratio_ci_half_width(&[1.0, 2.0], &[1.0, 2.0], 1.0), None);
     }
 
     #[test]
