@@ -82,18 +82,24 @@ pub struct RefHistory {
     counted: Vec<u64>,
 }
 
+/// `n` zeros.
+fn big<T: Clone + Default>(n: usize) -> Vec<T> {
+    crate::bigvec::filled(n, T::default())
+}
+
 impl RefHistory {
     /// Empty history for `npages` pages and `nodes` nodes.
     pub fn new(mode: HistoryMode, npages: usize, nodes: usize) -> RefHistory {
         let words = nodes.div_ceil(64);
         let (usage, refbits, aging) = match mode {
             HistoryMode::None => (vec![], vec![], vec![]),
-            HistoryMode::Usage => (vec![0; npages * nodes], vec![], vec![]),
-            HistoryMode::RefBit => (vec![], vec![0; npages * words], vec![]),
-            HistoryMode::Aging(_) => (vec![], vec![0; npages * words], vec![0; npages * nodes]),
+            // Per-page arrays go through `bigvec`: huge pages once they outgrow the TLB's reach.
+            HistoryMode::Usage => (big(npages * nodes), vec![], vec![]),
+            HistoryMode::RefBit => (vec![], big(npages * words), vec![]),
+            HistoryMode::Aging(_) => (vec![], big(npages * words), big(npages * nodes)),
         };
         let counted = if mode == HistoryMode::Usage && nodes <= 64 {
-            vec![0; npages]
+            big(npages)
         } else {
             Vec::new()
         };

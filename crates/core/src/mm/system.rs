@@ -65,7 +65,7 @@ impl MemSystem {
             hist: RefHistory::new(history, npages, nodes),
             modules: vec![Ns::ZERO; nodes],
             ports: vec![Ns::ZERO; nodes],
-            fault_busy: vec![Ns::ZERO; npages],
+            fault_busy: crate::bigvec::filled(npages, Ns::ZERO),
             thread_nodes,
             rng: Pcg64::seed_from_u64(seed),
             counters: None,
