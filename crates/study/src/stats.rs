@@ -368,7 +368,10 @@ mod tests {
 
     #[test]
     fn ratio_ci_of_exact_samples_is_zero_and_grows_with_their_spread() {
-        assert_eq!(ratio_ci_half_width(&[8.0, 8.0], &[2.0, 2.0], 0.95), Some(0.0));
+        assert_eq!(
+            ratio_ci_half_width(&[8.0, 8.0], &[2.0, 2.0], 0.95),
+            Some(0.0)
+        );
         let tight = ratio_ci_half_width(&[7.9, 8.1], &[2.0, 2.0], 0.95).unwrap();
         let wide = ratio_ci_half_width(&[7.0, 9.0], &[2.0, 2.0], 0.95).unwrap();
         assert!(tight > 0.0 && wide > tight);
