@@ -79,6 +79,38 @@ pub struct Paper {
     pub calibrated: Vec<CalibratedInput>,
 }
 
+impl Paper {
+    /// The paper's numbers that study `study` is checked against, as a `reported` claim
+    /// sees them: in nanoseconds where the paper prints a time unit, `metric` where a row
+    /// names none, at `confidence`. A row without a study belongs to `first_study`. A
+    /// number an input was fitted to agrees by construction, so no claim checks it.
+    pub fn reported_points(
+        &self,
+        study: &str,
+        first_study: &str,
+        metric: &str,
+        confidence: f64,
+    ) -> Vec<ReportedPoint> {
+        self.reported
+            .iter()
+            .filter(|r| r.study.as_deref().unwrap_or(first_study) == study)
+            .filter(|r| r.calibrated.is_none())
+            .map(|r| ReportedPoint {
+                table: r.table.clone(),
+                selector: r
+                    .row
+                    .iter()
+                    .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                    .collect(),
+                metric: r.metric.clone().unwrap_or_else(|| metric.to_string()),
+                value: r.value * r.paper_unit.map_or(1.0, PaperUnit::ns),
+                statistic: r.statistic,
+                confidence,
+            })
+            .collect()
+    }
+}
+
 /// An input of the model that was fitted to a number of the paper rather than taken from
 /// it (`[[calibrated]]`). A reproduction prints these apart from its results, so a reader
 /// never takes a fitted figure for agreement.
@@ -1176,25 +1208,12 @@ pub fn reproduce_from(
         .collect();
 
     let points_of = |study: &str| -> Vec<ReportedPoint> {
-        paper
-            .reported
-            .iter()
-            .filter(|r| r.study.clone().unwrap_or_else(|| specs[0].name.clone()) == study)
-            // A number an input was fitted to agrees by construction: no claim checks it.
-            .filter(|r| r.calibrated.is_none())
-            .map(|r| ReportedPoint {
-                table: r.table.clone(),
-                selector: r
-                    .row
-                    .iter()
-                    .map(|(k, v)| (k.clone(), toml_to_json(v)))
-                    .collect(),
-                metric: r.metric.clone().unwrap_or_else(|| metric_of(study)),
-                value: r.value * r.paper_unit.map_or(1.0, PaperUnit::ns),
-                statistic: r.statistic,
-                confidence: confidence_of(study),
-            })
-            .collect()
+        paper.reported_points(
+            study,
+            &specs[0].name,
+            &metric_of(study),
+            confidence_of(study),
+        )
     };
     let claims = paper
         .claims

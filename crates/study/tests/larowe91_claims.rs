@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use numaplace_study::claims::{evaluate_reported, Check, ReportedPoint};
-use numaplace_study::reproduce::{load_paper, Paper, PaperUnit};
+use numaplace_study::claims::{evaluate_reported, Check};
+use numaplace_study::reproduce::{load_paper, Paper};
 use numaplace_study::spec::Spec;
 use numaplace_study::sweep::settings_json;
 use numaplace_study::value::{get_dotted, table_to_json};
@@ -220,35 +220,16 @@ fn records(spec: &Spec, change: &dyn Fn(&str, &mut Record)) -> Vec<Record> {
         .collect()
 }
 
-/// The paper's reported numbers of a study, as a reported claim sees them.
-fn reported_points(paper: &Paper, study: &str) -> Vec<ReportedPoint> {
-    paper
-        .reported
-        .iter()
-        .filter(|r| r.study.as_deref() == Some(study) && r.calibrated.is_none())
-        .map(|r| ReportedPoint {
-            table: r.table.clone(),
-            selector: r
-                .row
-                .iter()
-                .map(|(k, v)| (k.clone(), numaplace_study::value::toml_to_json(v)))
-                .collect(),
-            metric: r.metric.clone().unwrap_or_default(),
-            value: r.value * r.paper_unit.map_or(1.0, PaperUnit::ns),
-            statistic: r.statistic,
-            confidence: 0.99,
-        })
-        .collect()
-}
-
 fn judge(claim: &Claim, change: &dyn Fn(&str, &mut Record)) -> ClaimResult {
     let (paper, specs) = paper();
     let spec = specs.iter().find(|s| s.name == claim.study).unwrap();
     let recs = records(spec, change);
     match claim.check {
-        Check::Reported(_) => {
-            evaluate_reported(claim, &reported_points(&paper, &claim.study), &recs)
-        }
+        Check::Reported(_) => evaluate_reported(
+            claim,
+            &paper.reported_points(&claim.study, "", &spec.output.metric, 0.99),
+            &recs,
+        ),
         _ => evaluate(claim, &recs, &spec.output.metric),
     }
 }

@@ -156,10 +156,10 @@ fn backprop_data_pages_freeze_fails_when_a_written_page_is_left_unfrozen() {
 // describes them, then with one change that contradicts the claim.
 
 use numaplace_study::claims::{evaluate_reported, Check, ReportedPoint};
-use numaplace_study::reproduce::{Paper, PaperUnit};
+use numaplace_study::reproduce::Paper;
 use numaplace_study::spec::Spec;
 use numaplace_study::sweep::settings_json;
-use numaplace_study::value::{table_to_json, toml_to_json};
+use numaplace_study::value::table_to_json;
 use numaplace_study::{expand, ClaimResult};
 use serde_json::Value;
 
@@ -180,31 +180,10 @@ fn num(r: &Record, field: &str) -> f64 {
     r.field(field).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)
 }
 
-/// The paper's reported numbers of a study, as a reported claim sees them.
-fn reported_points(paper: &Paper, study: &str) -> Vec<ReportedPoint> {
-    paper
-        .reported
-        .iter()
-        .filter(|r| r.study.as_deref() == Some(study) && r.calibrated.is_none())
-        .map(|r| ReportedPoint {
-            table: r.table.clone(),
-            selector: r
-                .row
-                .iter()
-                .map(|(k, v)| (k.clone(), toml_to_json(v)))
-                .collect(),
-            metric: r.metric.clone().unwrap_or_default(),
-            value: r.value * r.paper_unit.map_or(1.0, PaperUnit::ns),
-            statistic: r.statistic,
-            confidence: 0.99,
-        })
-        .collect()
-}
-
 /// A result shaped as the paper describes the run `r` of `study` (times in s, speedups
 /// linear in the processors with the paper's slope; pages and regrets as it reports them;
 /// analysis studies at the paper's own numbers).
-fn shape(paper: &Paper, study: &str, r: &mut Record) {
+fn shape(points: &[ReportedPoint], study: &str, r: &mut Record) {
     let p = num(r, "machine.nodes");
     let t = |speedup_at_16: f64| 700.0 / (1.0 + (p - 1.0) * (speedup_at_16 - 1.0) / 15.0);
     let secs = match study {
@@ -263,15 +242,10 @@ fn shape(paper: &Paper, study: &str, r: &mut Record) {
         _ => {}
     }
     // Analysis studies: each run at the paper's number for its cell.
-    for pt in reported_points(paper, study) {
+    for pt in points {
         if r.matches(&pt.selector) {
-            let m = if pt.metric.is_empty() {
-                "s_min_words".to_string()
-            } else {
-                pt.metric.clone()
-            };
-            r.result[m.as_str()] = json!(pt.value);
-            if m == "s_min_words" {
+            r.result[pt.metric.as_str()] = json!(pt.value);
+            if pt.metric == "s_min_words" {
                 r.result["s_min_low"] = json!(pt.value - 0.5);
                 r.result["s_min_high"] = json!(pt.value + 0.5);
             }
@@ -280,7 +254,7 @@ fn shape(paper: &Paper, study: &str, r: &mut Record) {
 }
 
 /// Every run of `spec` (full mode) with its paper-shaped result, then `change`d.
-fn records(paper: &Paper, spec: &Spec, change: &dyn Fn(&mut Record)) -> Vec<Record> {
+fn records(points: &[ReportedPoint], spec: &Spec, change: &dyn Fn(&mut Record)) -> Vec<Record> {
     expand(spec, false)
         .into_iter()
         .map(|p| {
@@ -293,7 +267,7 @@ fn records(paper: &Paper, spec: &Spec, change: &dyn Fn(&mut Record)) -> Vec<Reco
                 error: None,
                 spec_config: Value::Null,
             };
-            shape(paper, &spec.name, &mut r);
+            shape(points, &spec.name, &mut r);
             change(&mut r);
             r
         })
@@ -303,9 +277,10 @@ fn records(paper: &Paper, spec: &Spec, change: &dyn Fn(&mut Record)) -> Vec<Reco
 fn judge(c: &Claim, change: &dyn Fn(&mut Record)) -> ClaimResult {
     let (paper, specs) = paper();
     let spec = specs.iter().find(|s| s.name == c.study).unwrap();
-    let recs = records(&paper, spec, change);
+    let points = paper.reported_points(&c.study, "", &spec.output.metric, 0.99);
+    let recs = records(&points, spec, change);
     match c.check {
-        Check::Reported(_) => evaluate_reported(c, &reported_points(&paper, &c.study), &recs),
+        Check::Reported(_) => evaluate_reported(c, &points, &recs),
         _ => evaluate(c, &recs, &spec.output.metric),
     }
 }
