@@ -1,12 +1,14 @@
 //! Threads' polls and reference runs made in bulk (the engine's `spin.rs` and `rounds.rs`)
 //! give the results of making them one by one through the event loop, bit for bit: with
 //! contention and switch ports, clock interrupts and start skews, replication and
-//! freezing, threads sharing a node's module, remote polls.
+//! freezing, threads sharing a node's module, remote polls. So do a daemon's steps taken
+//! several in one call (`Mm::next_daemon_step_now`).
 
 mod common;
 
 use common::toy_machine;
 use numaplace_core::machine::{MachineConfig, Variation};
+use numaplace_core::policy::HollidayConfig;
 use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::workload::{
     GaussConfig, JacobiConfig, MatvecSyntheticConfig, MsortConfig, SizeRead, Variant,
@@ -42,8 +44,17 @@ fn butterfly_like(procs_per_node: u16) -> MachineConfig {
 
 /// The run's statistics with and without bulk making.
 fn both(machine: MachineConfig, workload: WorkloadConfig, policy: &str) -> (Stats, Stats) {
+    let policy = PolicyConfig::default_of(policy).expect("a registered policy");
+    both_with(machine, workload, policy)
+}
+
+fn both_with(
+    machine: MachineConfig,
+    workload: WorkloadConfig,
+    policy: PolicyConfig,
+) -> (Stats, Stats) {
     let mut cfg = RunConfig::of(machine, workload);
-    cfg.policy = PolicyConfig::default_of(policy).expect("a registered policy");
+    cfg.policy = policy;
     cfg.scheduler = SchedulerConfig::default();
     let run = |bulk: bool| {
         let mut e = cfg.engine().expect("the run is valid");
@@ -150,4 +161,49 @@ fn reference_runs_in_rounds_are_the_runs_one_by_one() {
     small_pages.costs.remote_read_ns = 320;
     small_pages.costs.remote_write_ns = 320;
     assert_same(small_pages, jacobi(Some(32)), "static");
+}
+
+/// A machine with Holliday's page-table-entry costs (a daemon's examine step takes time,
+/// and users' references wait for the entries it holds).
+fn with_entries(mut m: MachineConfig) -> MachineConfig {
+    m.costs.pte_lock_ns = 17_500;
+    m.costs.pte_examine_ns = 17_500;
+    m
+}
+
+#[test]
+fn daemon_examine_steps_in_one_call_are_the_steps_one_by_one() {
+    let jacobi = |iterations| {
+        WorkloadConfig::new(JacobiConfig {
+            n: 64,
+            iterations,
+            // Processors left for the daemons.
+            threads: Some(8),
+            ..Default::default()
+        })
+    };
+    let holliday = |daemons: u32, blocking_ns: u64| {
+        let mut p = PolicyConfig::default_of("holliday-daemon").expect("registered");
+        let c = p
+            .get_mut::<HollidayConfig>()
+            .expect("holliday-daemon's parameters");
+        c.daemons = daemons;
+        c.blocking_ns = blocking_ns;
+        p
+    };
+    let check = |m: MachineConfig, w: WorkloadConfig, p: PolicyConfig| {
+        let (ahead, one_by_one) = both_with(m, w, p);
+        assert!(ahead.daemon_passes > 0);
+        assert_eq!(ahead, one_by_one);
+    };
+    check(with_entries(butterfly_like(1)), jacobi(6), holliday(1, 0));
+    check(
+        with_entries(butterfly_like(1)),
+        jacobi(6),
+        holliday(2, 50_000),
+    );
+    let mut quiet = with_entries(butterfly_like(1));
+    quiet.variation.enabled = false;
+    quiet.contention = false;
+    check(quiet, jacobi(6), holliday(3, 0));
 }

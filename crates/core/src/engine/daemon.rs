@@ -2,6 +2,7 @@
 //! processor delays the thread there.
 
 use super::*;
+use crate::mm::DaemonAhead;
 
 impl Engine {
     /// Daemon `id`'s step at `now`, and the steps after it that come before every other
@@ -10,9 +11,33 @@ impl Engine {
     pub(super) fn daemon_step(&mut self, id: usize, mut now: Ns) -> Result<(), SimError> {
         loop {
             let (node, steal) = (self.daemons[id].node, self.daemons[id].steal_proc);
+            // The steps the daemon may take within the call: those the loop below would
+            // take next (before every other event and the time limit, before the monitor
+            // is due), while nothing else can happen meanwhile (a run that cannot go on
+            // fails after the first step, as below).
+            let ahead = if self.bulk && self.check_progress(now).is_ok() {
+                let until = self
+                    .queue
+                    .next_time()
+                    .map_or(TIME_LIMIT, |t| t.0.min(TIME_LIMIT));
+                let steps_left = self
+                    .next_poll
+                    .saturating_sub(self.stats.ops + 1)
+                    .saturating_sub(self.events);
+                DaemonAhead {
+                    until: Ns(until),
+                    steps_left,
+                    started: now,
+                }
+            } else {
+                DaemonAhead::default()
+            };
             let (policy, mut ctx) = self.ctx(now, node);
+            ctx.ahead = ahead;
             let next = policy.on_daemon(&mut ctx, id);
             let busy = ctx.cost;
+            // Each step taken within the call is an event, as it would have been here.
+            self.events += ahead.steps_left - ctx.ahead.steps_left;
             self.apply_delays();
             self.stats.daemon_busy_ns += busy.0;
             if let Some(p) = steal {

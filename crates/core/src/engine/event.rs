@@ -99,8 +99,9 @@ enum Held {
 /// Most events are scheduled later than every pending one: threads that take turns at
 /// the same pace (one reference each, a poll each) schedule their next steps in the order
 /// they run. Such keys are appended to `run`, a vector of ascending keys, in constant
-/// time; while `run` is short an earlier key is inserted in its place (binary search, a
-/// few dozen keys moved), so a run with few events keeps them all in order. Beyond that,
+/// time; while `run` is short an earlier key is inserted in its place (the keys on its
+/// shorter side move by one), so a run with few events keeps them all in order, where
+/// the bulk steps (`spin.rs`, `rounds.rs`) see them. Beyond that,
 /// a key earlier than the last keys of `run` sends those to `heap`, a binary min-heap of
 /// integer keys, and takes their place (each key goes to the heap at most once, and a
 /// late key stays near the heap's bottom). The earliest event is the smaller of the two
@@ -176,13 +177,16 @@ impl EventQueue {
         }
     }
 
-    /// Inserts `k`, earlier than the last key of `run`. When only a few keys of `run` are
-    /// later (events scheduled far ahead), those move to the heap and `k` joins `run`
-    /// after them; otherwise `k` is inserted in its place while `run` is short (a binary
-    /// search, a few dozen keys moved up), else it goes to the heap.
+    /// Inserts `k`, earlier than the last key of `run`: in its place while `run` is short;
+    /// beyond that, when only a few keys of `run` are later (events scheduled far ahead),
+    /// those move to the heap and `k` joins `run` after them, else `k` goes to the heap.
     #[inline(never)]
     fn insert_early(&mut self, k: u128) {
         let n = self.run.len();
+        if n < SORTED_AT_MOST {
+            self.run.insert(k);
+            return;
+        }
         let later = (1..=n.min(DEMOTE_AT_MOST + 1))
             .take_while(|&i| self.run.keys[self.run.keys.len() - i] > k)
             .count();
@@ -415,11 +419,31 @@ impl Ring {
         self.keys.len() - self.head
     }
 
-    /// Inserts `k` in its place.
+    /// Inserts `k` in its place, moving the keys on the shorter side of it by one: the
+    /// earlier ones down into the space before `head` when `k` is in the first half and
+    /// there is space, else the later ones up.
     #[inline]
     fn insert(&mut self, k: u128) {
-        let at = self.keys[self.head..].partition_point(|&x| x < k);
-        self.keys.insert(self.head + at, k);
+        let (head, n) = (self.head, self.len());
+        if head > 0 && k < self.keys[head + n / 2] {
+            let keys = &mut self.keys[head - 1..];
+            let mut i = 0;
+            while keys[i + 1] < k {
+                keys[i] = keys[i + 1];
+                i += 1;
+            }
+            keys[i] = k;
+            self.head -= 1;
+            return;
+        }
+        self.keys.push(k);
+        let keys = &mut self.keys[head..];
+        let mut i = keys.len() - 1;
+        while i > 0 && keys[i - 1] > k {
+            keys[i] = keys[i - 1];
+            i -= 1;
+        }
+        keys[i] = k;
     }
 
     #[inline]
@@ -550,6 +574,30 @@ mod tests {
     }
 
     #[test]
+    fn an_early_key_in_a_short_run_moves_the_earlier_keys_down() {
+        let mut q = EventQueue::default();
+        for (t, at) in [(0, 1), (1, 10), (2, 20), (3, 30), (4, 40)] {
+            q.push(Ns(at), Event::Thread(t));
+        }
+        // Thread 0 runs and schedules its next step between threads 1 and 2: the front
+        // half moves down into the space its old key left.
+        assert_eq!(q.take(), Some((Ns(1), Event::Thread(0))));
+        q.push(Ns(15), Event::Thread(0));
+        assert!(q.heap.is_empty());
+        let order: Vec<_> = std::iter::from_fn(|| q.take()).map(|(t, e)| (t.0, e)).collect();
+        assert_eq!(
+            order,
+            [
+                (10, Event::Thread(1)),
+                (15, Event::Thread(0)),
+                (20, Event::Thread(2)),
+                (30, Event::Thread(3)),
+                (40, Event::Thread(4)),
+            ]
+        );
+    }
+
+    #[test]
     fn renumbering_keeps_the_order_of_simultaneous_events() {
         let mut q = EventQueue::default();
         q.push(Ns(5), Event::Thread(3));
@@ -581,7 +629,8 @@ mod tests {
             x % m
         };
         for _ in 0..200 {
-            let n = 1 + draw(24) as u32;
+            // Up to 100 threads: short runs keep every key in order, long ones use the heap.
+            let n = 1 + draw(100) as u32;
             let mut q = EventQueue::default();
             let mut model = std::collections::BTreeSet::new();
             let mut pending = vec![false; n as usize];

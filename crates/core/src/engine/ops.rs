@@ -140,10 +140,14 @@ impl Engine {
                         // Every other thread spins or waits too: no one can advance the count.
                         return Err(self.deadlock(now));
                     }
+                    let count = count.max(1);
                     let end = if self.mm.caches.is_some() {
-                        self.reference_cached(tid, now, vpn, write, count.max(1), (0, 0))?
+                        self.reference_cached(tid, now, vpn, write, count, (0, 0))?
+                    } else if let Some(end) = self.plain_reference(tid, now, vpn, write, count) {
+                        // Most polls find their mapping: the reference path in the loop.
+                        end
                     } else {
-                        self.reference(tid, now, vpn, write, count.max(1))?
+                        self.reference(tid, now, vpn, write, count)?
                     };
                     if !seen {
                         self.threads[tid as usize].pos -= 1;

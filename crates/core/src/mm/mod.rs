@@ -16,8 +16,8 @@ mod system;
 
 pub use counters::{CounterSpec, PageCounters};
 pub use recording::{Action, Recording};
-pub(crate) use sim::nearest_with_frame;
 pub use sim::SimMm;
+pub(crate) use sim::{nearest_with_frame, DaemonAhead};
 pub use system::MemSystem;
 
 use crate::history::RefHistory;
@@ -123,6 +123,16 @@ pub trait Mm {
 
     /// Counts one daemon pass (a policy-defined unit, for reports).
     fn count_daemon_pass(&mut self);
+
+    /// Asked by a daemon whose step just ended with its next step due at once (it would
+    /// return `DaemonNext::After(0)`): whether it may take that step within this call.
+    /// The engine says yes when the step would be the next event anyway (it comes before
+    /// every other event, and the step just ended took time), so taking it here is taking
+    /// it as the engine would; `true` counts it as a step of its own. A mechanism without
+    /// an engine says no, and a daemon that never asks takes one step per call.
+    fn next_daemon_step_now(&mut self) -> bool {
+        false
+    }
 
     /// Places unplaced page `vpn` on node `n` (no cost: used at first touch, where the
     /// fault cost covers it).

@@ -28,6 +28,21 @@ pub struct SimMm<'a> {
     pub(crate) now: Ns,
     pub(crate) actor: NodeId,
     pub(crate) cost: Ns,
+    /// What [`Mm::next_daemon_step_now`] may allow in this call (none outside daemon
+    /// steps).
+    pub(crate) ahead: DaemonAhead,
+}
+
+/// The daemon steps a daemon hook may take within one call: while each starts before
+/// `until` (the earliest other event), at most `steps_left` more (the engine's monitor
+/// is called between events), and only after a step that took time (a step of no time
+/// is followed by the next one a nanosecond later, so it goes back to the engine).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DaemonAhead {
+    pub(crate) until: Ns,
+    pub(crate) steps_left: u64,
+    /// When the step under way started (the cost point).
+    pub(crate) started: Ns,
 }
 
 impl<'a> SimMm<'a> {
@@ -144,6 +159,18 @@ impl Mm for SimMm<'_> {
 
     fn count_daemon_pass(&mut self) {
         self.stats.daemon_passes += 1;
+    }
+
+    #[inline]
+    fn next_daemon_step_now(&mut self) -> bool {
+        let at = self.now + self.cost;
+        let a = &mut self.ahead;
+        if a.steps_left == 0 || at <= a.started || at >= a.until {
+            return false;
+        }
+        a.steps_left -= 1;
+        a.started = at;
+        true
     }
 
     fn place(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {

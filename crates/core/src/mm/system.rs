@@ -102,6 +102,7 @@ impl MemSystem {
             now,
             actor,
             cost: Ns::ZERO,
+            ahead: Default::default(),
         }
     }
 

@@ -10,8 +10,9 @@
 //! greedy pull: move a page to the node that referenced it most since the last pass; no
 //! move when nobody referenced it or its home node referenced it as often as anyone.
 //!
-//! The daemon works one page per engine event, so user references and daemon steps
-//! interleave in time: a user reference that finds its entry copy held by a daemon waits
+//! The daemon works one page per engine event (several pages' steps in one call while
+//! nothing else comes between them: `Mm::next_daemon_step_now`), so user references and
+//! daemon steps interleave in time: a user reference that finds its entry copy held by a daemon waits
 //! for it, and a daemon that wants an entry a user is using waits for the access under
 //! way. Lock contention against responsiveness (section 3.2) is what these waits add up
 //! to; nothing here estimates it.
@@ -242,9 +243,19 @@ impl Policy for HollidayDaemon {
                 self.on_daemon(ctx, id)
             }
             Phase::Examine(p) => {
-                if p < self.daemons[id].pages.end {
-                    self.examine(ctx, id, Vpn(p));
-                    self.daemons[id].phase = Phase::Examine(p + 1);
+                let end = self.daemons[id].pages.end;
+                if p < end {
+                    // One page a step; the next pages' steps in this call while nothing
+                    // else would come between them.
+                    let mut p = p;
+                    loop {
+                        self.examine(ctx, id, Vpn(p));
+                        p += 1;
+                        if p == end || !ctx.next_daemon_step_now() {
+                            break;
+                        }
+                    }
+                    self.daemons[id].phase = Phase::Examine(p);
                     DaemonNext::After(Ns::ZERO)
                 } else {
                     self.daemons[id].phase = Phase::Migrate(0);
