@@ -584,7 +584,9 @@ mod tests {
         assert_eq!(q.take(), Some((Ns(1), Event::Thread(0))));
         q.push(Ns(15), Event::Thread(0));
         assert!(q.heap.is_empty());
-        let order: Vec<_> = std::iter::from_fn(|| q.take()).map(|(t, e)| (t.0, e)).collect();
+        let order: Vec<_> = std::iter::from_fn(|| q.take())
+            .map(|(t, e)| (t.0, e))
+            .collect();
         assert_eq!(
             order,
             [
