@@ -588,6 +588,16 @@ mod tests {
         .unwrap()
     }
 
+    /// The program of 8 rows on 2 processors, with `f` applied to the defaults.
+    fn eight_rows(f: impl FnOnce(&mut GaussConfig)) -> Gauss {
+        let mut c = GaussConfig {
+            n: 8,
+            ..Default::default()
+        };
+        f(&mut c);
+        Gauss::new(&c, &machine(2)).unwrap()
+    }
+
     fn refs(ops: &[Op], write: bool) -> u64 {
         ops.iter()
             .map(|o| match o {
@@ -601,11 +611,7 @@ mod tests {
 
     #[test]
     fn a_round_updates_every_own_row_below_the_pivot() {
-        let c = GaussConfig {
-            n: 8,
-            ..Default::default()
-        };
-        let g = Gauss::new(&c, &machine(2)).unwrap();
+        let g = eight_rows(|_| {});
         let mut out = Vec::new();
         // Thread 1 owns rows 1, 3, 5, 7; in round 2 it updates rows 3, 5, 7 over 6 columns
         // and writes the event count of row 3, the next pivot.
@@ -652,11 +658,7 @@ mod tests {
 
     #[test]
     fn the_owner_of_the_next_pivot_signals_it_after_its_update() {
-        let c = GaussConfig {
-            n: 8,
-            ..Default::default()
-        };
-        let g = Gauss::new(&c, &machine(2)).unwrap();
+        let g = eight_rows(|_| {});
         let mut out = Vec::new();
         g.round(1, 0, &mut out);
         let advance = out
@@ -669,12 +671,7 @@ mod tests {
 
     #[test]
     fn the_numa_variant_places_rows_on_their_owners() {
-        let c = GaussConfig {
-            n: 8,
-            variant: Variant::Numa,
-            ..Default::default()
-        };
-        let g = Gauss::new(&c, &machine(2)).unwrap();
+        let g = eight_rows(|c| c.variant = Variant::Numa);
         assert_eq!(&g.hints[..4], &[Some(0), Some(1), Some(0), Some(1)]);
     }
 
@@ -695,12 +692,7 @@ mod tests {
 
     /// Thread 1's round 2 with 8 rows (rows 3, 5, 7 over 6 columns) under `size_read`.
     fn round_with(size_read: SizeRead) -> (Gauss, Vec<Op>) {
-        let c = GaussConfig {
-            n: 8,
-            size_read,
-            ..Default::default()
-        };
-        let g = Gauss::new(&c, &machine(2)).unwrap();
+        let g = eight_rows(|c| c.size_read = size_read);
         let mut out = Vec::new();
         g.round(1, 2, &mut out);
         (g, out)
@@ -732,12 +724,7 @@ mod tests {
 
     #[test]
     fn every_thread_writes_its_private_size_at_start() {
-        let c = GaussConfig {
-            n: 8,
-            size_read: SizeRead::Private,
-            ..Default::default()
-        };
-        let g = Gauss::new(&c, &machine(2)).unwrap();
+        let g = eight_rows(|c| c.size_read = SizeRead::Private);
         for t in 0..2 {
             let mut out = Vec::new();
             g.start(t, &mut out);
@@ -748,13 +735,10 @@ mod tests {
 
     #[test]
     fn the_numa_variant_places_private_sizes_on_their_threads() {
-        let c = GaussConfig {
-            n: 8,
-            size_read: SizeRead::Private,
-            variant: Variant::Numa,
-            ..Default::default()
-        };
-        let g = Gauss::new(&c, &machine(2)).unwrap();
+        let g = eight_rows(|c| {
+            c.size_read = SizeRead::Private;
+            c.variant = Variant::Numa;
+        });
         for t in 0..2u32 {
             let page = g.page_of(g.sizes.unwrap(), t as u64, 0);
             assert_eq!(g.hints[page.0 as usize], Some(t));
