@@ -341,15 +341,16 @@ fn tune_one(
         .ok_or_else(|| anyhow::anyhow!("the search evaluated no candidate"))?;
     let best = outcome.candidates[best_id].values.clone();
     let holdout = sim::evaluate(obj, &best, &sim::holdout_trials(a.holdout));
-    write_search(obj, a, method, seed, dir, title, &outcome, &best, &holdout)?;
-    Ok(Tuned {
+    let tuned = Tuned {
         outcome,
         best,
         holdout,
-    })
+    };
+    write_search(obj, a, method, seed, dir, title, &tuned)?;
+    Ok(tuned)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Writes a finished search's files into `dir`: best.toml, the plot and the summary.
 fn write_search(
     obj: &SimObjective,
     a: &SearchArgs,
@@ -357,10 +358,13 @@ fn write_search(
     seed: u64,
     dir: &Path,
     title: &str,
-    o: &Outcome,
-    best: &[Value],
-    holdout: &[f64],
+    tuned: &Tuned,
 ) -> Result<(), Failure> {
+    let Tuned {
+        outcome: o,
+        best,
+        holdout,
+    } = tuned;
     let space = &obj.space;
     let c = &o.candidates[o.best.unwrap_or(0)];
     sim::write_file(

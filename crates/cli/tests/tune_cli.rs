@@ -9,6 +9,21 @@ use common::{assert_user_error, numaplace, stderr, stdout};
 
 /// `tune` on msort with a budget of 12 runs and 2 held-out runs unless `extra` says
 /// otherwise (a later option replaces an earlier one).
+/// `tune` on gp1000 with only the workload, the policy and `extra` given.
+fn bare_tune<'a>(workload: &'a str, policy: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "tune",
+        "--workload",
+        workload,
+        "--machine",
+        "gp1000",
+        "--policy",
+        policy,
+    ];
+    v.extend(extra);
+    v
+}
+
 fn tune_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut budget = "12";
     let mut holdout = "2";
@@ -21,52 +36,24 @@ fn tune_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
             _ => rest.push(a),
         }
     }
-    let mut v = vec![
-        "tune",
-        "--workload",
+    let mut v = bare_tune(
         "msort",
-        "--machine",
-        "gp1000",
-        "--policy",
         "larowe",
-        "--budget",
-        budget,
-        "--holdout",
-        holdout,
-        "--out",
-        out,
-    ];
+        &["--budget", budget, "--holdout", holdout, "--out", out],
+    );
     v.extend(rest);
     v
 }
 
 #[test]
 fn an_unknown_workload_is_refused_naming_the_option() {
-    let o = numaplace(&[
-        "tune",
-        "--workload",
-        "nope",
-        "--machine",
-        "gp1000",
-        "--policy",
-        "larowe",
-    ]);
+    let o = numaplace(&bare_tune("nope", "larowe", &[]));
     assert_user_error(&o, &["--workload", "nope", "known:"]);
 }
 
 #[test]
 fn a_budget_of_zero_is_refused_naming_the_option() {
-    let o = numaplace(&[
-        "tune",
-        "--workload",
-        "msort",
-        "--machine",
-        "gp1000",
-        "--policy",
-        "larowe",
-        "--budget",
-        "0",
-    ]);
+    let o = numaplace(&bare_tune("msort", "larowe", &["--budget", "0"]));
     assert_user_error(&o, &["--budget"]);
 }
 
@@ -99,31 +86,13 @@ fn a_reversed_or_out_of_range_parameter_range_is_refused_naming_the_option() {
 
 #[test]
 fn a_policy_without_a_search_space_is_refused_naming_the_tunable_ones() {
-    let o = numaplace(&[
-        "tune",
-        "--workload",
-        "msort",
-        "--machine",
-        "gp1000",
-        "--policy",
-        "static",
-    ]);
+    let o = numaplace(&bare_tune("msort", "static", &[]));
     assert_user_error(&o, &["--policy static", "no search space", "larowe"]);
 }
 
 #[test]
 fn an_unknown_method_is_refused_naming_the_option() {
-    let o = numaplace(&[
-        "tune",
-        "--workload",
-        "msort",
-        "--machine",
-        "gp1000",
-        "--policy",
-        "larowe",
-        "--method",
-        "grid",
-    ]);
+    let o = numaplace(&bare_tune("msort", "larowe", &["--method", "grid"]));
     assert_user_error(&o, &["--method", "tpe, halving, random"]);
 }
 
