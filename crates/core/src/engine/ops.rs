@@ -11,6 +11,14 @@ const PREFETCH_AHEAD: usize = 48;
 /// records, more than a host core's cache holds; smaller runs find it in the cache).
 pub(super) const PREFETCH_PAGES: usize = 1 << 16;
 
+/// Where [`Engine::lane`] left a thread.
+enum Lane {
+    /// At this time, at an operation the lane does not take (or the buffer's end).
+    At(Ns),
+    /// Queued to go on later.
+    Queued,
+}
+
 impl Engine {
     pub(super) fn step_thread(&mut self, tid: u32, mut now: Ns) -> Result<(), SimError> {
         if self.threads[tid as usize].status == Status::Sleeping {
@@ -51,6 +59,17 @@ impl Engine {
                     return self.unless_stuck(now);
                 }
             }
+            if self.plain_allowed() {
+                match self.lane(tid, proc.idx(), now) {
+                    Lane::Queued => return Ok(()),
+                    Lane::At(t) => now = t,
+                }
+                let th = &self.threads[tid as usize];
+                if th.pos == th.buf.len() {
+                    continue;
+                }
+            }
+            let th = &mut self.threads[tid as usize];
             let op = th.buf[th.pos];
             // The page state of a run some operations ahead is fetched meanwhile: with many
             // pages (GUPS over gigabytes), the state of the page a run finds is rarely in
@@ -189,6 +208,63 @@ impl Engine {
         }
     }
 
+    /// Runs thread `tid` from `now` through the plain operations at the head of its
+    /// buffer (references its mappings allow, computation) for as long as no other event
+    /// comes first: the same steps as the general loop, with what cannot change while the
+    /// thread runs alone looked at once instead of at every operation (the thread's
+    /// state, processor `proc` and delay, which only events change; the queue's next
+    /// event, as nothing here queues one; the monitor's and the run's limits). `At` the
+    /// first operation it leaves to the general loop, or the buffer's end; `Queued` when
+    /// the thread was queued to go on at a later event.
+    #[inline(always)]
+    fn lane(&mut self, tid: u32, proc: usize, mut now: Ns) -> Lane {
+        // The general loop yields when the next event comes at or before an operation's
+        // end, or the end reaches the run's stop.
+        let limit = match self.queue.next_time() {
+            Some(t) => t.0.min(self.stop_at),
+            None => self.stop_at,
+        };
+        let budget = self.next_poll.saturating_sub(self.events);
+        let mut ops = self.stats.ops;
+        let lane = loop {
+            let th = &self.threads[tid as usize];
+            let Some(&op) = th.buf.get(th.pos) else {
+                break Lane::At(now);
+            };
+            if self.prefetch {
+                if let Some(Op::Ref { vpn, .. }) = th.buf.get(th.pos + PREFETCH_AHEAD) {
+                    self.mm.prefetch(Vpn(th.base_vpn.wrapping_add(vpn.0)));
+                }
+            }
+            let next = match op {
+                Op::Ref {
+                    vpn, write, count, ..
+                } => match self.allowed_run(tid, now, vpn, write, count) {
+                    Some(end) => end,
+                    None => break Lane::At(now),
+                },
+                Op::Compute(d) if self.compute_pct == 100 => now + d,
+                Op::Compute(d) => now + Ns(d.0.saturating_mul(self.compute_pct) / 100),
+                _ => break Lane::At(now),
+            };
+            let th = &mut self.threads[tid as usize];
+            // Clock interrupts due while the op ran take their time from it.
+            let next = match &mut self.ticks {
+                Some(ticks) => ticks.charge(proc, now, next, &mut th.stats),
+                None => next,
+            };
+            th.pos += 1;
+            ops += 1;
+            if next.0 >= limit || ops >= budget {
+                self.queue_thread(tid, next);
+                break Lane::Queued;
+            }
+            now = next;
+        };
+        self.stats.ops = ops;
+        lane
+    }
+
     /// Whether no thread can ever make progress: every unfinished thread spins on an event
     /// count or waits at a barrier or lock, and no scheduler change is to come. (Waiting
     /// threads alone are caught when the event queue runs dry; spinning threads keep it
@@ -251,9 +327,29 @@ impl Engine {
         write: bool,
         count: u32,
     ) -> Option<Ns> {
-        if self.observer.is_some() || self.mm.counters.is_some() {
+        if !self.plain_allowed() {
             return None;
         }
+        self.allowed_run(tid, now, local_vpn, write, count)
+    }
+
+    /// Whether a reference run may take [`Engine::allowed_run`]: no hardware counters or
+    /// observer to tell, no processor caches to go through.
+    #[inline(always)]
+    fn plain_allowed(&self) -> bool {
+        self.observer.is_none() && self.mm.counters.is_none() && self.mm.caches.is_none()
+    }
+
+    /// [`Engine::plain_reference`] once [`Engine::plain_allowed`] holds.
+    #[inline(always)]
+    fn allowed_run(
+        &mut self,
+        tid: u32,
+        now: Ns,
+        local_vpn: Vpn,
+        write: bool,
+        count: u32,
+    ) -> Option<Ns> {
         let th = &mut self.threads[tid as usize];
         let vpn = Vpn(th.base_vpn.checked_add(local_vpn.0)?);
         if vpn.idx() >= self.mm.mem.npages() {

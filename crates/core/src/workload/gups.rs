@@ -258,11 +258,14 @@ impl Program for Gups {
         // Pages are usually a power of two: a shift and a mask instead of a division.
         let ps = self.page_size;
         let shift = ps.is_power_of_two().then(|| ps.trailing_zeros());
+        // The stream in a local, so that its state stays in registers through the chunk.
+        let mut rng = s.rng.clone();
+        let hot = HotDraw::new(self.hot_probability);
         for _ in 0..n {
-            let i = if s.rng.gen::<f64>() < self.hot_probability {
-                self.hot_first + s.rng.gen_range(0..self.hot_len)
+            let i = if hot.is_hot(&mut rng) {
+                self.hot_first + rng.gen_range(0..self.hot_len)
             } else {
-                s.rng.gen_range(0..self.elems)
+                rng.gen_range(0..self.elems)
             };
             let addr = base + i * self.elem_bytes;
             let (page, at) = match shift {
@@ -285,6 +288,29 @@ impl Program for Gups {
                 out.push(Op::Compute(self.compute));
             }
         }
+        s.rng = rng;
+    }
+}
+
+/// Whether an update goes to the hot set: the same decision as `rng.gen::<f64>() < p`,
+/// without the float. A standard `f64` draw is `k / 2^53` for `k`, the draw's top 53 bits,
+/// and `k / 2^53 < p` exactly when `k < ceil(p * 2^53)` (the product is exact: `p` times a
+/// power of two).
+#[derive(Clone, Copy, Debug)]
+struct HotDraw {
+    below: u64,
+}
+
+impl HotDraw {
+    fn new(p: f64) -> HotDraw {
+        HotDraw {
+            below: (p * (1u64 << 53) as f64).ceil() as u64,
+        }
+    }
+
+    #[inline(always)]
+    fn is_hot(self, rng: &mut impl rand::RngCore) -> bool {
+        (rng.next_u64() >> 11) < self.below
     }
 }
 
@@ -385,6 +411,26 @@ mod tests {
         let hot: u64 = counts[..10].iter().sum();
         let share = hot as f64 / 5000.0;
         assert!((share - 0.91).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn the_hot_draw_decides_as_a_float_draw_would() {
+        for p in [0.0, 1e-300, 0.1, 0.5, 0.9, 0.999_999_9, 1.0] {
+            let hot = HotDraw::new(p);
+            let mut a = Pcg64Mcg::seed_from_u64(7);
+            let mut b = a.clone();
+            for _ in 0..10_000 {
+                assert_eq!(hot.is_hot(&mut a), b.gen::<f64>() < p, "p = {p}");
+            }
+        }
+        // The draws at the boundary itself.
+        for k in [0u64, 1, (1 << 53) - 1] {
+            let v = k << 11;
+            let x = (v >> 11) as f64 / (1u64 << 53) as f64;
+            for p in [x, f64::from_bits(x.to_bits() + 1)] {
+                assert_eq!(k < HotDraw::new(p).below, x < p, "k = {k}, p = {p}");
+            }
+        }
     }
 
     #[test]
