@@ -402,6 +402,11 @@ impl RunConfig {
                 ),
             ),
             part(
+                "fault handlers' busy times (runs of more than one thread)",
+                &size,
+                crate::mm::MemSystem::fault_table_bytes(pages, total.threads),
+            ),
+            part(
                 "reference history",
                 &size,
                 RefHistory::bytes_needed(policy.history(), pages, nodes),

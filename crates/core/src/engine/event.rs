@@ -50,12 +50,13 @@ impl Event {
 
     #[inline]
     fn from_code(c: u32) -> Event {
+        // Threads' steps first: nearly every event is one.
         match c {
+            t if t < DAEMON_BASE => Event::Thread(t),
+            c if c < START_BASE => Event::Daemon(c - DAEMON_BASE),
             SCHED => Event::Sched,
             TICK => Event::Tick,
-            c if c >= START_BASE => Event::Start(c - START_BASE),
-            c if c >= DAEMON_BASE => Event::Daemon(c - DAEMON_BASE),
-            t => Event::Thread(t),
+            c => Event::Start(c - START_BASE),
         }
     }
 }
@@ -172,6 +173,8 @@ impl EventQueue {
             }
         }
         match self.run.back() {
+            // A short run takes the key in its place here, without a call.
+            Some(b) if b > k && self.run.len() < SORTED_AT_MOST => self.run.insert(k),
             Some(b) if b > k => self.insert_early(k),
             _ => self.run.push_back(k),
         }

@@ -20,6 +20,7 @@ enum Lane {
 }
 
 impl Engine {
+    #[inline(always)]
     pub(super) fn step_thread(&mut self, tid: u32, mut now: Ns) -> Result<(), SimError> {
         if self.threads[tid as usize].status == Status::Sleeping {
             // Woken: it runs from its own event, once it has a processor.
@@ -245,6 +246,31 @@ impl Engine {
                 },
                 Op::Compute(d) if self.compute_pct == 100 => now + d,
                 Op::Compute(d) => now + Ns(d.0.saturating_mul(self.compute_pct) / 100),
+                Op::Spin {
+                    vpn,
+                    write,
+                    count,
+                    event,
+                    at_least,
+                } => {
+                    // A poll, as in the general loop; a thread that starts to spin is
+                    // left to it (it looks for a deadlock then).
+                    let th = &self.threads[tid as usize];
+                    let seen = self.event_value(th.prog, event) >= at_least;
+                    if !seen && th.spin_on.is_none() {
+                        break Lane::At(now);
+                    }
+                    let Some(end) = self.allowed_run(tid, now, vpn, write, count.max(1)) else {
+                        break Lane::At(now);
+                    };
+                    let th = &mut self.threads[tid as usize];
+                    th.spin_on = (!seen).then_some((event, at_least));
+                    if !seen {
+                        // The op repeats.
+                        th.pos -= 1;
+                    }
+                    end.max(now + Ns(1))
+                }
                 _ => break Lane::At(now),
             };
             let th = &mut self.threads[tid as usize];

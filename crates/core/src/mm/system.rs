@@ -27,7 +27,8 @@ pub struct MemSystem {
     /// Until when each node's switch port is busy (contention): a remote access holds
     /// the ports of both ends of its path.
     pub(crate) ports: Vec<Ns>,
-    /// Until when each page's fault handler is busy: faults on one page serialise.
+    /// Until when each page's fault handler is busy: faults on one page serialise. Empty
+    /// in a run of one thread, whose faults never meet another's.
     pub(crate) fault_busy: Vec<Ns>,
     /// The node of each thread while it runs.
     pub(crate) thread_nodes: Vec<Option<NodeId>>,
@@ -65,13 +66,27 @@ impl MemSystem {
             hist: RefHistory::new(history, npages, nodes),
             modules: vec![Ns::ZERO; nodes],
             ports: vec![Ns::ZERO; nodes],
-            fault_busy: crate::bigvec::filled(npages, Ns::ZERO),
+            fault_busy: if thread_nodes.len() > 1 {
+                crate::bigvec::filled(npages, Ns::ZERO)
+            } else {
+                Vec::new()
+            },
             thread_nodes,
             rng: Pcg64::seed_from_u64(seed),
             counters: None,
             caches: None,
             holds: Vec::new(),
             machine,
+        }
+    }
+
+    /// Heap bytes of the fault handlers' busy times for `npages` pages in a run of
+    /// `threads` threads (kept beside the allocation in [`MemSystem::new`]).
+    pub fn fault_table_bytes(npages: u64, threads: u32) -> u64 {
+        if threads > 1 {
+            npages.saturating_mul(std::mem::size_of::<Ns>() as u64)
+        } else {
+            0
         }
     }
 
@@ -261,7 +276,7 @@ impl MemSystem {
         // Faults on one page serialise on its fault handler (PLATINUM's Cpage lock):
         // a fault arriving while another is handled waits, then finds the page as
         // the earlier fault left it.
-        let busy = self.fault_busy[vpn.idx()];
+        let busy = self.fault_busy.get(vpn.idx()).copied().unwrap_or(Ns::ZERO);
         if busy > t {
             let wait = busy - t;
             ts.fault_wait_ns += wait.0;
@@ -276,7 +291,9 @@ impl MemSystem {
         }
         let cost = self.fault(policy, stats, tid, node, vpn, write, t);
         t += cost;
-        self.fault_busy[vpn.idx()] = t;
+        if let Some(busy) = self.fault_busy.get_mut(vpn.idx()) {
+            *busy = t;
+        }
         let target = self.mem.reaches(vpn, node, write).ok_or(Unresolved)?;
         stats.events.faults += 1;
         ts.faults += 1;
