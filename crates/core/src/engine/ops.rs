@@ -70,16 +70,9 @@ impl Engine {
                     continue;
                 }
             }
+            self.prefetch_ahead(tid);
             let th = &mut self.threads[tid as usize];
             let op = th.buf[th.pos];
-            // The page state of a run some operations ahead is fetched meanwhile: with many
-            // pages (GUPS over gigabytes), the state of the page a run finds is rarely in
-            // the host's caches, and waiting for it is most of a run's time.
-            if self.prefetch {
-                if let Some(Op::Ref { vpn, .. }) = th.buf.get(th.pos + PREFETCH_AHEAD) {
-                    self.mm.prefetch(Vpn(th.base_vpn.wrapping_add(vpn.0)));
-                }
-            }
             th.pos += 1;
             self.stats.ops += 1;
             let next = match op {
@@ -113,9 +106,7 @@ impl Engine {
                         self.reference(tid, now, vpn, write, count)?
                     }
                 }
-                Op::Compute(d) if self.compute_pct == 100 => now + d,
-                // A faster or slower processor than the workload's figures assume.
-                Op::Compute(d) => now + Ns(d.0.saturating_mul(self.compute_pct) / 100),
+                Op::Compute(d) => self.compute_end(now, d),
                 Op::Sleep(d) => {
                     self.sleep(tid, d, now);
                     return Ok(());
@@ -209,6 +200,30 @@ impl Engine {
         }
     }
 
+    /// Fetches the page state of the thread's run some operations ahead meanwhile: with
+    /// many pages (GUPS over gigabytes), the state of the page a run finds is rarely in
+    /// the host's caches, and waiting for it is most of a run's time.
+    #[inline(always)]
+    fn prefetch_ahead(&self, tid: u32) {
+        if self.prefetch {
+            let th = &self.threads[tid as usize];
+            if let Some(Op::Ref { vpn, .. }) = th.buf.get(th.pos + PREFETCH_AHEAD) {
+                self.mm.prefetch(Vpn(th.base_vpn.wrapping_add(vpn.0)));
+            }
+        }
+    }
+
+    /// When computation of `d` from `now` ends, on a processor faster or slower than the
+    /// workload's figures assume (`compute_pct`).
+    #[inline(always)]
+    fn compute_end(&self, now: Ns, d: Ns) -> Ns {
+        if self.compute_pct == 100 {
+            now + d
+        } else {
+            now + Ns(d.0.saturating_mul(self.compute_pct) / 100)
+        }
+    }
+
     /// Runs thread `tid` from `now` through the plain operations at the head of its
     /// buffer (references its mappings allow, computation) for as long as no other event
     /// comes first: the same steps as the general loop, with what cannot change while the
@@ -232,11 +247,7 @@ impl Engine {
             let Some(&op) = th.buf.get(th.pos) else {
                 break Lane::At(now);
             };
-            if self.prefetch {
-                if let Some(Op::Ref { vpn, .. }) = th.buf.get(th.pos + PREFETCH_AHEAD) {
-                    self.mm.prefetch(Vpn(th.base_vpn.wrapping_add(vpn.0)));
-                }
-            }
+            self.prefetch_ahead(tid);
             let next = match op {
                 Op::Ref {
                     vpn, write, count, ..
@@ -244,8 +255,7 @@ impl Engine {
                     Some(end) => end,
                     None => break Lane::At(now),
                 },
-                Op::Compute(d) if self.compute_pct == 100 => now + d,
-                Op::Compute(d) => now + Ns(d.0.saturating_mul(self.compute_pct) / 100),
+                Op::Compute(d) => self.compute_end(now, d),
                 Op::Spin {
                     vpn,
                     write,
