@@ -248,6 +248,8 @@ impl Engine {
                 break Lane::At(now);
             };
             self.prefetch_ahead(tid);
+            // Operations done: all but a poll that did not see its count (it repeats).
+            let mut done = 1;
             let next = match op {
                 Op::Ref {
                     vpn, write, count, ..
@@ -273,12 +275,8 @@ impl Engine {
                     let Some(end) = self.allowed_run(tid, now, vpn, write, count.max(1)) else {
                         break Lane::At(now);
                     };
-                    let th = &mut self.threads[tid as usize];
-                    th.spin_on = (!seen).then_some((event, at_least));
-                    if !seen {
-                        // The op repeats.
-                        th.pos -= 1;
-                    }
+                    self.threads[tid as usize].spin_on = (!seen).then_some((event, at_least));
+                    done = usize::from(seen);
                     end.max(now + Ns(1))
                 }
                 _ => break Lane::At(now),
@@ -289,7 +287,7 @@ impl Engine {
                 Some(ticks) => ticks.charge(proc, now, next, &mut th.stats),
                 None => next,
             };
-            th.pos += 1;
+            th.pos += done;
             ops += 1;
             if next.0 >= limit || ops >= budget {
                 self.queue_thread(tid, next);
