@@ -172,24 +172,27 @@ impl EventQueue {
                 self.release();
             }
         }
+        self.add(k);
+    }
+
+    /// Adds key `k` (not the held event's): appended to `run` when it is the latest, in
+    /// its place while `run` is short (here, without a call), else through
+    /// [`EventQueue::insert_early`].
+    #[inline]
+    fn add(&mut self, k: u128) {
         match self.run.back() {
-            // A short run takes the key in its place here, without a call.
             Some(b) if b > k && self.run.len() < SORTED_AT_MOST => self.run.insert(k),
             Some(b) if b > k => self.insert_early(k),
             _ => self.run.push_back(k),
         }
     }
 
-    /// Inserts `k`, earlier than the last key of `run`: in its place while `run` is short;
-    /// beyond that, when only a few keys of `run` are later (events scheduled far ahead),
-    /// those move to the heap and `k` joins `run` after them, else `k` goes to the heap.
+    /// Inserts `k`, earlier than the last key of a `run` too long to insert into: when
+    /// only a few keys of `run` are later (events scheduled far ahead), those move to the
+    /// heap and `k` joins `run` after them, else `k` goes to the heap.
     #[inline(never)]
     fn insert_early(&mut self, k: u128) {
         let n = self.run.len();
-        if n < SORTED_AT_MOST {
-            self.run.insert(k);
-            return;
-        }
         let later = (1..=n.min(DEMOTE_AT_MOST + 1))
             .take_while(|&i| self.run.keys[self.run.keys.len() - i] > k)
             .count();
@@ -199,8 +202,6 @@ impl EventQueue {
                 self.heap_push(b);
             }
             self.run.push_back(k);
-        } else if n < SORTED_AT_MOST {
-            self.run.insert(k);
         } else {
             self.heap_push(k);
         }
@@ -316,10 +317,7 @@ impl EventQueue {
             self.run.pop_front();
         }
         for &k in keys {
-            match self.run.back() {
-                Some(b) if b > k => self.insert_early(k),
-                _ => self.run.push_back(k),
-            }
+            self.add(k);
         }
     }
 

@@ -225,7 +225,8 @@ impl Engine {
     }
 
     /// Runs thread `tid` from `now` through the plain operations at the head of its
-    /// buffer (references its mappings allow, computation) for as long as no other event
+    /// buffer (references its mappings allow, computation, polls of a thread already
+    /// spinning) for as long as no other event
     /// comes first: the same steps as the general loop, with what cannot change while the
     /// thread runs alone looked at once instead of at every operation (the thread's
     /// state, processor `proc` and delay, which only events change; the queue's next
@@ -248,8 +249,6 @@ impl Engine {
                 break Lane::At(now);
             };
             self.prefetch_ahead(tid);
-            // Operations done: all but a poll that did not see its count (it repeats).
-            let mut done = 1;
             let next = match op {
                 Op::Ref {
                     vpn, write, count, ..
@@ -275,8 +274,13 @@ impl Engine {
                     let Some(end) = self.allowed_run(tid, now, vpn, write, count.max(1)) else {
                         break Lane::At(now);
                     };
-                    self.threads[tid as usize].spin_on = (!seen).then_some((event, at_least));
-                    done = usize::from(seen);
+                    let th = &mut self.threads[tid as usize];
+                    th.spin_on = (!seen).then_some((event, at_least));
+                    if !seen {
+                        // The poll repeats: back by one before the step below moves on
+                        // (wrapping, as a poll may be the first op of its buffer).
+                        th.pos = th.pos.wrapping_sub(1);
+                    }
                     end.max(now + Ns(1))
                 }
                 _ => break Lane::At(now),
@@ -287,7 +291,7 @@ impl Engine {
                 Some(ticks) => ticks.charge(proc, now, next, &mut th.stats),
                 None => next,
             };
-            th.pos += done;
+            th.pos = th.pos.wrapping_add(1);
             ops += 1;
             if next.0 >= limit || ops >= budget {
                 self.queue_thread(tid, next);

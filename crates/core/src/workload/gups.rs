@@ -425,8 +425,7 @@ mod tests {
         }
         // The draws at the boundary itself.
         for k in [0u64, 1, (1 << 53) - 1] {
-            let v = k << 11;
-            let x = (v >> 11) as f64 / (1u64 << 53) as f64;
+            let x = k as f64 / (1u64 << 53) as f64;
             for p in [x, f64::from_bits(x.to_bits() + 1)] {
                 assert_eq!(k < HotDraw::new(p).below, x < p, "k = {k}, p = {p}");
             }
