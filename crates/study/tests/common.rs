@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use numaplace_study::{RunPoint, Runner};
+use numaplace_study::sweep::settings_json;
+use numaplace_study::value::table_to_json;
+use numaplace_study::{Record, RunPoint, Runner};
 use serde_json::{json, Value};
 
 /// Result = a function of the settings and seed; counts calls and
@@ -47,6 +49,20 @@ impl FakeRunner {
             .copied()
             .max()
             .unwrap_or(0)
+    }
+}
+
+/// `point`'s record as a sweep writes it, with nothing in its result yet but the
+/// configuration the spec gave (the claim tests shape a paper's result into it).
+pub fn unrun_record(point: &RunPoint) -> Record {
+    Record {
+        id: point.id.clone(),
+        index: point.index,
+        seed: point.seed,
+        settings: settings_json(point),
+        result: json!({ "config": table_to_json(&point.config) }),
+        error: None,
+        spec_config: Value::Null,
     }
 }
 

@@ -8,10 +8,11 @@ use std::path::PathBuf;
 use numaplace_study::claims::{evaluate_reported, Check};
 use numaplace_study::reproduce::{load_paper, Paper};
 use numaplace_study::spec::Spec;
-use numaplace_study::sweep::settings_json;
-use numaplace_study::value::{get_dotted, table_to_json};
+use numaplace_study::value::get_dotted;
 use numaplace_study::{evaluate, expand, Claim, ClaimResult, Record, Status};
 use serde_json::{json, Value};
+
+mod common;
 
 fn paper() -> (Paper, Vec<Spec>) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments/larowe91");
@@ -188,15 +189,7 @@ fn records(spec: &Spec, change: &dyn Fn(&str, &mut Record)) -> Vec<Record> {
     expand(spec, false)
         .into_iter()
         .map(|p| {
-            let mut r = Record {
-                id: p.id.clone(),
-                index: p.index,
-                seed: p.seed,
-                settings: settings_json(&p),
-                result: json!({ "config": table_to_json(&p.config) }),
-                error: None,
-                spec_config: Value::Null,
-            };
+            let mut r = common::unrun_record(&p);
             if spec.name == "breakeven" {
                 let mut result = breakeven(&r);
                 result["config"] = r.result["config"].take();

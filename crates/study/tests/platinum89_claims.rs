@@ -3,9 +3,13 @@
 
 use std::path::PathBuf;
 
-use numaplace_study::reproduce::load_paper;
-use numaplace_study::{evaluate, Claim, Record, Status};
-use serde_json::{json, Map};
+use numaplace_study::claims::{evaluate_reported, Check, ReportedPoint};
+use numaplace_study::reproduce::{load_paper, Paper};
+use numaplace_study::spec::Spec;
+use numaplace_study::{evaluate, expand, Claim, ClaimResult, Record, Status};
+use serde_json::{json, Map, Value};
+
+mod common;
 
 fn claim(name: &str) -> Claim {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments/platinum89");
@@ -155,14 +159,6 @@ fn backprop_data_pages_freeze_fails_when_a_written_page_is_left_unfrozen() {
 // Every claim, on the studies' own runs (full mode) with made-up results shaped as the paper
 // describes them, then with one change that contradicts the claim.
 
-use numaplace_study::claims::{evaluate_reported, Check, ReportedPoint};
-use numaplace_study::reproduce::Paper;
-use numaplace_study::spec::Spec;
-use numaplace_study::sweep::settings_json;
-use numaplace_study::value::table_to_json;
-use numaplace_study::{expand, ClaimResult};
-use serde_json::Value;
-
 fn paper() -> (Paper, Vec<Spec>) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments/platinum89");
     load_paper(&dir).expect("platinum89 loads")
@@ -258,15 +254,8 @@ fn records(points: &[ReportedPoint], spec: &Spec, change: &dyn Fn(&mut Record)) 
     expand(spec, false)
         .into_iter()
         .map(|p| {
-            let mut r = Record {
-                id: p.id.clone(),
-                index: p.index,
-                seed: p.seed,
-                settings: settings_json(&p),
-                result: json!({ "config": table_to_json(&p.config), "finished": true }),
-                error: None,
-                spec_config: Value::Null,
-            };
+            let mut r = common::unrun_record(&p);
+            r.result["finished"] = json!(true);
             shape(points, &spec.name, &mut r);
             change(&mut r);
             r
