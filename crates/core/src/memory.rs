@@ -432,6 +432,7 @@ impl Memory {
     }
 
     /// Replaces page `p`'s set `set` by the single node `n` (or empties it).
+    #[inline]
     fn set_only(&mut self, p: Vpn, set: Set, n: Option<NodeId>) {
         let r = &mut self.recs[p.idx()];
         let w = match set {
@@ -773,6 +774,7 @@ impl Memory {
 
     /// Takes a frame on node `n` for a page's copy that moves there (a migration, which
     /// releases the frame it leaves).
+    #[inline]
     pub(crate) fn take_frame(&mut self, n: NodeId) -> bool {
         let f = &mut self.free_frames[n.idx()];
         if *f == 0 {
@@ -785,6 +787,7 @@ impl Memory {
     }
 
     /// Takes a frame on node `n` for a page's first copy.
+    #[inline]
     pub(crate) fn take_first_frame(&mut self, n: NodeId) -> bool {
         let ok = self.take_frame(n);
         if ok {
@@ -806,6 +809,7 @@ impl Memory {
     }
 
     /// Gives unplaced page `p` its first copy, on node `n` (the frame is the caller's).
+    #[inline]
     pub(crate) fn place_copy(&mut self, p: Vpn, n: NodeId) {
         debug_assert_eq!(self.copy_count(p), 0);
         self.set_only(p, Set::Copies, Some(n));
@@ -860,6 +864,7 @@ impl Memory {
     }
 
     /// Sets node `n`'s mapping of page `p`; its target must hold a copy.
+    #[inline]
     pub(crate) fn set_mapping(&mut self, p: Vpn, n: NodeId, m: Mapping) {
         let (mapped, writable) = match m.access {
             Access::None => (false, false),

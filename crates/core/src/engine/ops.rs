@@ -15,6 +15,9 @@ pub(super) const PREFETCH_PAGES: usize = 1 << 16;
 enum Lane {
     /// At this time, at an operation the lane does not take (or the buffer's end).
     At(Ns),
+    /// At this time, after an operation the lane made as the general loop makes it (a
+    /// reference that faulted), before the loop's checks of the thread's state.
+    Again(Ns),
     /// Queued to go on later.
     Queued,
 }
@@ -61,8 +64,12 @@ impl Engine {
                 }
             }
             if self.plain_allowed() {
-                match self.lane(tid, proc.idx(), now) {
+                match self.lane(tid, proc.idx(), now)? {
                     Lane::Queued => return Ok(()),
+                    Lane::Again(t) => {
+                        now = t;
+                        continue;
+                    }
                     Lane::At(t) => now = t,
                 }
                 let th = &self.threads[tid as usize];
@@ -183,21 +190,27 @@ impl Engine {
                 }
                 None => next,
             };
-            match self.queue.next_time() {
-                Some(t) if t <= next => {
-                    self.queue_thread(tid, next);
-                    return Ok(());
-                }
-                // Running ahead yields to the event loop when a monitor is due, so
-                // progress shows and a stop request is honoured, and when it passes the
-                // run's budget or the time limit, which the loop then reports.
-                _ if self.stats.ops + self.events >= self.next_poll || next.0 >= self.stop_at => {
-                    self.queue_thread(tid, next);
-                    return Ok(());
-                }
-                _ => now = next,
+            if self.queued_after(tid, next) {
+                return Ok(());
             }
+            now = next;
         }
+    }
+
+    /// After thread `tid`'s operation that ends at `next`: queues the thread to go on at
+    /// `next` when another event comes first, and returns whether it did.
+    #[inline(always)]
+    fn queued_after(&mut self, tid: u32, next: Ns) -> bool {
+        match self.queue.next_time() {
+            Some(t) if t <= next => {}
+            // Running ahead yields to the event loop when a monitor is due, so progress
+            // shows and a stop request is honoured, and when it passes the run's budget
+            // or the time limit, which the loop then reports.
+            _ if self.stats.ops + self.events >= self.next_poll || next.0 >= self.stop_at => {}
+            _ => return false,
+        }
+        self.queue_thread(tid, next);
+        true
     }
 
     /// Fetches the page state of the thread's run some operations ahead meanwhile: with
@@ -234,7 +247,7 @@ impl Engine {
     /// first operation it leaves to the general loop, or the buffer's end; `Queued` when
     /// the thread was queued to go on at a later event.
     #[inline(always)]
-    fn lane(&mut self, tid: u32, proc: usize, mut now: Ns) -> Lane {
+    fn lane(&mut self, tid: u32, proc: usize, mut now: Ns) -> Result<Lane, SimError> {
         // The general loop yields when the next event comes at or before an operation's
         // end, or the end reaches the run's stop.
         let limit = match self.queue.next_time() {
@@ -254,7 +267,25 @@ impl Engine {
                     vpn, write, count, ..
                 } => match self.allowed_run(tid, now, vpn, write, count) {
                     Some(end) => end,
-                    None => break Lane::At(now),
+                    None => {
+                        // A reference its mapping does not allow (or outside the address
+                        // space): the reference path makes it, with its fault, as the
+                        // general loop would. A fault may change what the lane holds
+                        // fixed, so the thread goes back to the general loop after it.
+                        let th = &mut self.threads[tid as usize];
+                        th.pos += 1;
+                        self.stats.ops = ops + 1;
+                        let end = self.reference(tid, now, vpn, write, count)?;
+                        let th = &mut self.threads[tid as usize];
+                        let next = match &mut self.ticks {
+                            Some(ticks) => ticks.charge(proc, now, end, &mut th.stats),
+                            None => end,
+                        };
+                        if self.queued_after(tid, next) {
+                            return Ok(Lane::Queued);
+                        }
+                        return Ok(Lane::Again(next));
+                    }
                 },
                 Op::Compute(d) => self.compute_end(now, d),
                 Op::Spin {
@@ -300,7 +331,7 @@ impl Engine {
             now = next;
         };
         self.stats.ops = ops;
-        lane
+        Ok(lane)
     }
 
     /// Whether no thread can ever make progress: every unfinished thread spins on an event

@@ -149,6 +149,7 @@ impl Engine {
         if policy.acquires_ptes() {
             mm.mem.track_user_runs();
         }
+        mm.faults_by_default = policy.faults_by_default();
         if let Some(spec) = policy.page_counters() {
             let bases: Vec<u32> = progs.iter().map(|p| p.base_vpn).collect();
             let program_of =

@@ -145,6 +145,7 @@ pub trait Mm {
     /// The copy of `vpn` nearest to node `n`: its own, else the cheapest to read (ties
     /// to the lower node). Derived from [`Mm::page`] and the machine, so every
     /// implementation answers alike.
+    #[inline]
     fn nearest_copy(&self, vpn: Vpn, n: NodeId) -> Option<NodeId> {
         if self.has_copy(vpn, n) {
             return Some(n);

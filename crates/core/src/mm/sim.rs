@@ -113,12 +113,15 @@ impl Mm for SimMm<'_> {
         self.mem.page(vpn)
     }
 
+    #[inline]
     fn copy_count(&self, vpn: Vpn) -> u32 {
         self.mem.copy_count(vpn)
     }
+    #[inline]
     fn home(&self, vpn: Vpn) -> NodeId {
         self.mem.home(vpn)
     }
+    #[inline]
     fn has_copy(&self, vpn: Vpn, n: NodeId) -> bool {
         self.mem.has_copy(vpn, n)
     }
@@ -173,6 +176,7 @@ impl Mm for SimMm<'_> {
         true
     }
 
+    #[inline]
     fn place(&mut self, vpn: Vpn, n: NodeId) -> Result<(), ActionError> {
         if self.mem.copy_count(vpn) != 0 {
             return Err(ActionError::AlreadyPlaced);
@@ -185,6 +189,7 @@ impl Mm for SimMm<'_> {
         Ok(())
     }
 
+    #[inline]
     fn place_near(&mut self, vpn: Vpn, n: NodeId) -> NodeId {
         let target = nearest_with_frame(self.machine, self.mem, n).unwrap_or(n);
         // The engine checks at start that all pages fit, so a frame exists somewhere.
@@ -192,12 +197,14 @@ impl Mm for SimMm<'_> {
         target
     }
 
+    #[inline]
     fn map_nearest(&mut self, vpn: Vpn, n: NodeId, access: Access) -> Option<NodeId> {
         let target = self.nearest_copy(vpn, n)?;
         self.map_to(vpn, n, target, access).ok()?;
         Some(target)
     }
 
+    #[inline]
     fn map_to(
         &mut self,
         vpn: Vpn,
@@ -525,6 +532,7 @@ impl Mm for SimMm<'_> {
 }
 
 /// The node nearest to `n` (by read cost, ties to the lower node) that has a free frame.
+#[inline]
 pub(crate) fn nearest_with_frame(machine: &Machine, mem: &Memory, n: NodeId) -> Option<NodeId> {
     if mem.free_frames(n) > 0 {
         return Some(n);

@@ -39,6 +39,10 @@ pub struct MemSystem {
     pub(crate) caches: Option<crate::cache::Caches>,
     /// A buffer for the entries a daemon holds at once (kept to stay allocation-free).
     pub(crate) holds: Vec<super::PteHold>,
+    /// The policy handles faults with [`default_fault`] alone
+    /// ([`Policy::faults_by_default`]): called on the concrete [`SimMm`], not through
+    /// the policy.
+    pub(crate) faults_by_default: bool,
 }
 
 /// A fault the policy (and the default handling after it) left without a mapping that
@@ -76,6 +80,7 @@ impl MemSystem {
             counters: None,
             caches: None,
             holds: Vec::new(),
+            faults_by_default: false,
             machine,
         }
     }
@@ -307,7 +312,7 @@ impl MemSystem {
 
     /// Hands a fault to `policy`, completes what it left undone with the default
     /// handling, and returns the handler's cost (the fault itself plus the actions).
-    #[cold]
+    #[inline]
     #[allow(clippy::too_many_arguments)]
     fn fault(
         &mut self,
@@ -326,9 +331,14 @@ impl MemSystem {
             write,
         };
         let needed = if write { Access::Write } else { Access::Read };
+        let by_default = self.faults_by_default;
         let mut ctx = self.sim(stats, now, node);
         ctx.cost = Ns(ctx.machine.costs().page_fault_ns);
-        policy.on_fault(&mut ctx, fault);
+        if by_default {
+            default_fault(&mut ctx, fault);
+        } else {
+            policy.on_fault(&mut ctx, fault);
+        }
         if ctx.mem.mapping(vpn, node).access < needed {
             default_fault(&mut ctx, fault);
         }

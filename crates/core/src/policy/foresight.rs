@@ -71,6 +71,10 @@ impl Policy for Foresight {
         "foresight"
     }
 
+    fn faults_by_default(&self) -> bool {
+        true
+    }
+
     fn replicates(&self) -> bool {
         false
     }

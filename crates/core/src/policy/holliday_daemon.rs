@@ -187,6 +187,10 @@ impl Policy for HollidayDaemon {
         "holliday-daemon"
     }
 
+    fn faults_by_default(&self) -> bool {
+        true
+    }
+
     fn replicates(&self) -> bool {
         false
     }

@@ -121,6 +121,10 @@ impl Policy for IrixCompetitive {
         "irix-competitive"
     }
 
+    fn faults_by_default(&self) -> bool {
+        true
+    }
+
     fn replicates(&self) -> bool {
         false
     }

@@ -615,6 +615,10 @@ impl Policy for SchedActivated {
         "sched-activated"
     }
 
+    fn faults_by_default(&self) -> bool {
+        true
+    }
+
     fn replicates(&self) -> bool {
         false
     }

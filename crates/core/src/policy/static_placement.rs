@@ -115,6 +115,10 @@ impl Policy for StaticPolicy {
         "static"
     }
 
+    fn faults_by_default(&self) -> bool {
+        true
+    }
+
     fn replicates(&self) -> bool {
         false
     }
