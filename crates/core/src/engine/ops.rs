@@ -15,9 +15,8 @@ pub(super) const PREFETCH_PAGES: usize = 1 << 16;
 enum Lane {
     /// At this time, at an operation the lane does not take (or the buffer's end).
     At(Ns),
-    /// At this time, after an operation the lane made as the general loop makes it (a
-    /// reference that faulted), before the loop's checks of the thread's state.
-    Again(Ns),
+    /// At this time, at a reference run its mapping does not allow (it faults).
+    Faults(Ns, Vpn, bool, u32),
     /// Queued to go on later.
     Queued,
 }
@@ -64,11 +63,18 @@ impl Engine {
                 }
             }
             if self.plain_allowed() {
-                match self.lane(tid, proc.idx(), now)? {
+                match self.lane(tid, proc.idx(), now) {
                     Lane::Queued => return Ok(()),
-                    Lane::Again(t) => {
-                        now = t;
-                        continue;
+                    Lane::Faults(t, vpn, write, count) => {
+                        match self.faulting_reference(tid, proc.idx(), t, (vpn, write, count))? {
+                            Some(next) => {
+                                // A fault may change what the lane holds fixed: the checks
+                                // above come first.
+                                now = next;
+                                continue;
+                            }
+                            None => return Ok(()),
+                        }
                     }
                     Lane::At(t) => now = t,
                 }
@@ -247,7 +253,7 @@ impl Engine {
     /// first operation it leaves to the general loop, or the buffer's end; `Queued` when
     /// the thread was queued to go on at a later event.
     #[inline(always)]
-    fn lane(&mut self, tid: u32, proc: usize, mut now: Ns) -> Result<Lane, SimError> {
+    fn lane(&mut self, tid: u32, proc: usize, mut now: Ns) -> Lane {
         // The general loop yields when the next event comes at or before an operation's
         // end, or the end reaches the run's stop.
         let limit = match self.queue.next_time() {
@@ -267,25 +273,7 @@ impl Engine {
                     vpn, write, count, ..
                 } => match self.allowed_run(tid, now, vpn, write, count) {
                     Some(end) => end,
-                    None => {
-                        // A reference its mapping does not allow (or outside the address
-                        // space): the reference path makes it, with its fault, as the
-                        // general loop would. A fault may change what the lane holds
-                        // fixed, so the thread goes back to the general loop after it.
-                        let th = &mut self.threads[tid as usize];
-                        th.pos += 1;
-                        self.stats.ops = ops + 1;
-                        let end = self.reference(tid, now, vpn, write, count)?;
-                        let th = &mut self.threads[tid as usize];
-                        let next = match &mut self.ticks {
-                            Some(ticks) => ticks.charge(proc, now, end, &mut th.stats),
-                            None => end,
-                        };
-                        if self.queued_after(tid, next) {
-                            return Ok(Lane::Queued);
-                        }
-                        return Ok(Lane::Again(next));
-                    }
+                    None => break Lane::Faults(now, vpn, write, count),
                 },
                 Op::Compute(d) => self.compute_end(now, d),
                 Op::Spin {
@@ -331,7 +319,31 @@ impl Engine {
             now = next;
         };
         self.stats.ops = ops;
-        Ok(lane)
+        lane
+    }
+
+    /// The reference run at thread `tid`'s place (page, write, count), which the lane
+    /// found its mapping does not allow: made through the reference path (with its
+    /// fault, or the error of a page outside the address space) as the general loop makes
+    /// it. Returns when it ends, or `None` when the thread was queued to go on later.
+    #[inline(never)]
+    fn faulting_reference(
+        &mut self,
+        tid: u32,
+        proc: usize,
+        now: Ns,
+        (vpn, write, count): (Vpn, bool, u32),
+    ) -> Result<Option<Ns>, SimError> {
+        let th = &mut self.threads[tid as usize];
+        th.pos += 1;
+        self.stats.ops += 1;
+        let end = self.reference(tid, now, vpn, write, count)?;
+        let th = &mut self.threads[tid as usize];
+        let next = match &mut self.ticks {
+            Some(ticks) => ticks.charge(proc, now, end, &mut th.stats),
+            None => end,
+        };
+        Ok((!self.queued_after(tid, next)).then_some(next))
     }
 
     /// Whether no thread can ever make progress: every unfinished thread spins on an event
