@@ -333,6 +333,8 @@ pub struct Engine {
     /// Whether a thread's page state is fetched a few operations ahead (runs with many
     /// pages: see `ops.rs`).
     prefetch: bool,
+    /// [`Engine::bare_reference_path`], found once.
+    bare: bool,
     /// Whether polls and reference runs of threads taking turns are made in bulk
     /// (`spin.rs`, `rounds.rs`); off only to test that it changes nothing.
     bulk: bool,

@@ -63,7 +63,12 @@ impl Engine {
                 }
             }
             if self.plain_allowed() {
-                match self.lane(tid, proc.idx(), now) {
+                let lane = if self.bare {
+                    self.lane::<true>(tid, proc.idx(), now)
+                } else {
+                    self.lane::<false>(tid, proc.idx(), now)
+                };
+                match lane {
                     Lane::Queued => return Ok(()),
                     Lane::Faults(t, vpn, write, count) => {
                         match self.faulting_reference(tid, proc.idx(), t, (vpn, write, count))? {
@@ -253,7 +258,8 @@ impl Engine {
     /// first operation it leaves to the general loop, or the buffer's end; `Queued` when
     /// the thread was queued to go on at a later event.
     #[inline(always)]
-    fn lane(&mut self, tid: u32, proc: usize, mut now: Ns) -> Lane {
+    fn lane<const BARE: bool>(&mut self, tid: u32, proc: usize, mut now: Ns) -> Lane {
+        debug_assert!(!BARE || self.bare_reference_path());
         // The general loop yields when the next event comes at or before an operation's
         // end, or the end reaches the run's stop.
         let limit = match self.queue.next_time() {
@@ -271,7 +277,7 @@ impl Engine {
             let next = match op {
                 Op::Ref {
                     vpn, write, count, ..
-                } => match self.allowed_run(tid, now, vpn, write, count) {
+                } => match self.allowed_run::<BARE>(tid, now, vpn, write, count) {
                     Some(end) => end,
                     None => break Lane::Faults(now, vpn, write, count),
                 },
@@ -290,7 +296,8 @@ impl Engine {
                     if !seen && th.spin_on.is_none() {
                         break Lane::At(now);
                     }
-                    let Some(end) = self.allowed_run(tid, now, vpn, write, count.max(1)) else {
+                    let Some(end) = self.allowed_run::<BARE>(tid, now, vpn, write, count.max(1))
+                    else {
                         break Lane::At(now);
                     };
                     let th = &mut self.threads[tid as usize];
@@ -307,8 +314,8 @@ impl Engine {
             let th = &mut self.threads[tid as usize];
             // Clock interrupts due while the op ran take their time from it.
             let next = match &mut self.ticks {
-                Some(ticks) => ticks.charge(proc, now, next, &mut th.stats),
-                None => next,
+                Some(ticks) if !BARE => ticks.charge(proc, now, next, &mut th.stats),
+                _ => next,
             };
             th.pos = th.pos.wrapping_add(1);
             ops += 1;
@@ -411,7 +418,20 @@ impl Engine {
         if !self.plain_allowed() {
             return None;
         }
-        self.allowed_run(tid, now, local_vpn, write, count)
+        self.allowed_run::<false>(tid, now, local_vpn, write, count)
+    }
+
+    /// Whether the reference path has no part that a run can skip only by looking:
+    /// no page-table-entry copies, contention, clock interrupts, reference history or
+    /// per-page statistics. Fixed for a run (each comes from its configuration or its
+    /// policy); the lane then runs a copy of itself without those looks
+    /// ([`Engine::allowed_run`] with `BARE`).
+    pub(super) fn bare_reference_path(&self) -> bool {
+        !self.mm.mem.has_entries()
+            && !self.mm.machine.config.contention
+            && self.ticks.is_none()
+            && self.mm.hist.mode() == crate::history::HistoryMode::None
+            && self.stats.pages.is_empty()
     }
 
     /// Whether a reference run may take [`Engine::allowed_run`]: no hardware counters or
@@ -421,9 +441,10 @@ impl Engine {
         self.observer.is_none() && self.mm.counters.is_none() && self.mm.caches.is_none()
     }
 
-    /// [`Engine::plain_reference`] once [`Engine::plain_allowed`] holds.
+    /// [`Engine::plain_reference`] once [`Engine::plain_allowed`] holds; with `BARE`, for
+    /// a run whose reference path is bare ([`Engine::bare_reference_path`]).
     #[inline(always)]
-    fn allowed_run(
+    fn allowed_run<const BARE: bool>(
         &mut self,
         tid: u32,
         now: Ns,
@@ -439,7 +460,7 @@ impl Engine {
         let node = th.node;
         let target = self.mm.mem.reaches(vpn, node, write)?;
         let mut t = now;
-        let entries = self.mm.mem.has_entries();
+        let entries = !BARE && self.mm.mem.has_entries();
         if entries {
             // The entry copy the run goes through, while a daemon holds it.
             let locked = self.mm.mem.pte_locked_until(vpn, node);
@@ -449,7 +470,7 @@ impl Engine {
             }
         }
         let (per_word, class) = self.mm.price(node, target, vpn, write);
-        if self.mm.machine.config.contention && class != crate::stats::RefClass::Cached {
+        if !BARE && self.mm.machine.config.contention && class != crate::stats::RefClass::Cached {
             let remote = class == crate::stats::RefClass::Remote;
             t = self
                 .mm
@@ -469,10 +490,12 @@ impl Engine {
         let c = count as u64;
         th.stats.refs.add(class, c);
         self.stats.refs.add(class, c);
-        if let Some(r) = self.stats.pages.get_mut(vpn.idx()) {
-            r.refs.add(class, c);
+        if !BARE {
+            if let Some(r) = self.stats.pages.get_mut(vpn.idx()) {
+                r.refs.add(class, c);
+            }
+            self.mm.hist.record(vpn, node, count);
         }
-        self.mm.hist.record(vpn, node, count);
         if write {
             self.mm.mem.mark_written(vpn);
         }

@@ -316,7 +316,9 @@ impl Engine {
             rounds_backoff: Backoff::default(),
             bulk: true,
             prefetch: npages as usize > ops::PREFETCH_PAGES,
+            bare: false,
         };
+        engine.bare = engine.bare_reference_path();
         {
             let (policy, mut ctx) = engine.ctx(Ns::ZERO, NodeId(0));
             policy.init(&mut ctx);
