@@ -254,14 +254,17 @@ impl Program for Gups {
         let n = s.left.min(CHUNK);
         s.left -= n;
         let per_update = 2 + usize::from(self.compute > Ns::ZERO);
-        out.reserve(n as usize * per_update);
+        // The chunk's operations are written in place (the vector grows once, then each
+        // update fills its own slots): no capacity check per operation.
+        let start = out.len();
+        out.resize(start + n as usize * per_update, Op::Compute(self.compute));
         // Pages are usually a power of two: a shift and a mask instead of a division.
         let ps = self.page_size;
         let shift = ps.is_power_of_two().then(|| ps.trailing_zeros());
         // The stream in a local, so that its state stays in registers through the chunk.
         let mut rng = s.rng.clone();
         let hot = HotDraw::new(self.hot_probability);
-        for _ in 0..n {
+        for slots in out[start..].chunks_exact_mut(per_update) {
             let i = if hot.is_hot(&mut rng) {
                 self.hot_first + rng.gen_range(0..self.hot_len)
             } else {
@@ -275,17 +278,15 @@ impl Program for Gups {
             let vpn = Vpn(page as u32);
             // The element's words are counted on the page of its first byte.
             let span = self.elem_bytes.min(self.page_size - at) as u32;
-            for write in [false, true] {
-                out.push(Op::Ref {
+            // Read, then write back; the computation, if any, is already in the third slot.
+            for (slot, write) in slots.iter_mut().zip([false, true]) {
+                *slot = Op::Ref {
                     vpn,
                     write,
                     count: self.words,
                     at: at as u32,
                     span,
-                });
-            }
-            if self.compute > Ns::ZERO {
-                out.push(Op::Compute(self.compute));
+                };
             }
         }
         s.rng = rng;
