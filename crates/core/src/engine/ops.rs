@@ -193,18 +193,21 @@ impl Engine {
                     now
                 }
             };
-            // Clock interrupts due while the op ran take their time from it.
-            let next = match &mut self.ticks {
-                Some(ticks) => {
-                    let th = &mut self.threads[tid as usize];
-                    ticks.charge(proc.idx(), now, next, &mut th.stats)
-                }
-                None => next,
-            };
+            let next = self.ticked_end(tid, proc.idx(), now, next);
             if self.queued_after(tid, next) {
                 return Ok(());
             }
             now = next;
+        }
+    }
+
+    /// When thread `tid`'s operation from `now` to `end` on processor `proc` ends: clock
+    /// interrupts due while it ran take their time from it.
+    #[inline(always)]
+    fn ticked_end(&mut self, tid: u32, proc: usize, now: Ns, end: Ns) -> Ns {
+        match &mut self.ticks {
+            Some(ticks) => ticks.charge(proc, now, end, &mut self.threads[tid as usize].stats),
+            None => end,
         }
     }
 
@@ -311,12 +314,12 @@ impl Engine {
                 }
                 _ => break Lane::At(now),
             };
-            let th = &mut self.threads[tid as usize];
-            // Clock interrupts due while the op ran take their time from it.
-            let next = match &mut self.ticks {
-                Some(ticks) if !BARE => ticks.charge(proc, now, next, &mut th.stats),
-                _ => next,
+            let next = if BARE {
+                next
+            } else {
+                self.ticked_end(tid, proc, now, next)
             };
+            let th = &mut self.threads[tid as usize];
             th.pos = th.pos.wrapping_add(1);
             ops += 1;
             if next.0 >= limit || ops >= budget {
@@ -345,11 +348,7 @@ impl Engine {
         th.pos += 1;
         self.stats.ops += 1;
         let end = self.reference(tid, now, vpn, write, count)?;
-        let th = &mut self.threads[tid as usize];
-        let next = match &mut self.ticks {
-            Some(ticks) => ticks.charge(proc, now, end, &mut th.stats),
-            None => end,
-        };
+        let next = self.ticked_end(tid, proc, now, end);
         Ok((!self.queued_after(tid, next)).then_some(next))
     }
 
