@@ -2,9 +2,8 @@
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
+use numaplace_core::component::{SchedulerConfig, WorkloadConfig};
 use numaplace_core::fields::{flatten, FieldInfo, Fields};
-use numaplace_core::sched::SchedulerConfig;
-use numaplace_core::workload::WorkloadConfig;
 use numaplace_core::{Machine, MachineConfig, PolicyConfig, SimError};
 use numaplace_harness::{presets, resolve, text, Overrides, UserError};
 use std::path::PathBuf;

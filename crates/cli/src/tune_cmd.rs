@@ -3,8 +3,8 @@
 use crate::{out, Failure};
 use anyhow::Context;
 use clap::Args;
+use numaplace_core::component::WorkloadConfig;
 use numaplace_core::tune::{Space, Value};
-use numaplace_core::workload::WorkloadConfig;
 use numaplace_core::PolicyConfig;
 use numaplace_harness::tune::robust::{self, Cell, Setting};
 use numaplace_harness::tune::sim::{self, Cache, Cached, Metric, Recorder, SimObjective};

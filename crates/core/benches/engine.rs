@@ -1,10 +1,12 @@
 //! Criterion benchmarks of the engine's hot loop: reference runs through mappings.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use numaplace_core::component::WorkloadConfig;
 use numaplace_core::machine::{Costs, MachineConfig, Topology};
 use numaplace_core::policy::{StaticConfig, StaticPlacement};
+use numaplace_core::workload::common::Variant;
 use numaplace_core::workload::gups::GupsConfig;
-use numaplace_core::workload::{JacobiConfig, MatvecConfig, Variant, WorkloadConfig};
+use numaplace_core::workload::{JacobiConfig, MatvecConfig};
 use numaplace_core::{PolicyConfig, ReportConfig, RunConfig};
 
 fn machine(page: u64) -> MachineConfig {

@@ -9,7 +9,7 @@
 //! **The fast model** ([`Caches`]) is LRU over lines, kept by *segments*: runs of
 //! consecutive lines of one page with the same recency, in one LRU list per processor.
 //! A reference run walks the bytes `[at, at + span)` of its page in ascending order
-//! ([`crate::workload::Op::Ref`]), so its lines form one range: the walk gathers them
+//! ([`crate::component::Op::Ref`]), so its lines form one range: the walk gathers them
 //! into a new most recent segment, lines held are hits (taken out of their old
 //! segments, which may split), lines not held are misses, and each miss beyond the
 //! room evicts the least recently used line, the lowest of the oldest segment (possibly

@@ -1,5 +1,7 @@
 //! The configuration of one run: machine, workload, policy, scheduler, seed, reporting.
 
+use crate::component::WorkloadConfig;
+use crate::component::{PolicyConfig, SchedulerConfig};
 use crate::engine::{Engine, EngineOptions, Launch, SimError};
 use crate::error::ConfigError;
 use crate::estimate::Footprint;
@@ -8,11 +10,8 @@ use crate::fields::Fields;
 use crate::history::RefHistory;
 use crate::machine::{Machine, MachineConfig};
 use crate::memory::Memory;
-use crate::policy::PolicyConfig;
-use crate::sched::SchedulerConfig;
 use crate::stats::{PageReport, SeriesPoint, Stats};
 use crate::types::Ns;
-use crate::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
 
 /// What to report besides the totals.
@@ -358,7 +357,7 @@ impl RunConfig {
         let mut shapes = Vec::with_capacity(fps.len());
         let mut first_thread = 0;
         for (fp, p) in fps.iter().zip(self.programs()?) {
-            shapes.push(crate::sched::ProgramShape {
+            shapes.push(crate::component::ProgramShape {
                 threads: fp.threads,
                 first_thread,
                 start: Ns(p.start_ns),
@@ -369,7 +368,7 @@ impl RunConfig {
         let own = policy
             .daemons(&machine)
             .iter()
-            .filter(|d| d.placement == crate::policy::DaemonPlacement::OwnProcessor)
+            .filter(|d| d.placement == crate::component::DaemonPlacement::OwnProcessor)
             .count();
         if own > 0 && total.threads as usize + own > machine.procs() {
             return Err(ConfigError::new(
@@ -455,7 +454,7 @@ impl RunConfig {
                 (fp.threads as u64).saturating_mul(
                     crate::engine::bytes_per_thread().saturating_add(
                         fp.buffered_ops
-                            .saturating_mul(std::mem::size_of::<crate::workload::Op>() as u64),
+                            .saturating_mul(std::mem::size_of::<crate::component::Op>() as u64),
                     ),
                 ),
             ));

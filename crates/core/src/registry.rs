@@ -1,9 +1,9 @@
 //! Open registries of configurable components (policies, workloads, schedulers).
 //!
 //! A component is declared in its own file: its configuration type implements the
-//! family's trait ([`PolicyParams`](crate::policy::PolicyParams),
-//! [`WorkloadParams`](crate::workload::WorkloadParams),
-//! [`SchedulerParams`](crate::sched::SchedulerParams)) with its name, description and
+//! family's trait ([`PolicyParams`](crate::component::PolicyParams),
+//! [`WorkloadParams`](crate::component::WorkloadParams),
+//! [`SchedulerParams`](crate::component::SchedulerParams)) with its name, description and
 //! constructor, and one `inventory::submit!` line registers it. Nothing else names it:
 //! `list`, parsing by `kind`, `show`, the field listing and the tests that iterate every
 //! component all read the registry. A crate using the core (a test, an extension) can

@@ -240,7 +240,7 @@ pub struct Stats {
     /// engine's unit of work, for throughput measurements.
     pub ops: u64,
     /// The policy's and the programs' own counts at the end of the run
-    /// ([`crate::policy::Policy::counters`], [`crate::workload::Program::counters`]);
+    /// ([`crate::component::Policy::counters`], [`crate::component::Program::counters`]);
     /// empty when they keep none.
     #[serde(skip)]
     pub own_counters: Vec<Counter>,

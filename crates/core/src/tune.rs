@@ -1,7 +1,7 @@
 //! Search spaces of policy parameters, for automatic tuning.
 //!
 //! A policy declares the space its parameters are tuned over next to its parameters
-//! ([`PolicyParams::SEARCH_SPACE`](crate::policy::PolicyParams::SEARCH_SPACE)): per
+//! ([`PolicyParams::SEARCH_SPACE`](crate::component::PolicyParams::SEARCH_SPACE)): per
 //! parameter a numeric range (linear, or logarithmic where the values that matter span
 //! decades), whether it is an integer, and the values beyond that range its source allows
 //! (an infinite duration, a negative count meaning "never"). A tuner draws candidates

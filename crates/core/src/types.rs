@@ -332,3 +332,8 @@ impl FromIterator<NodeId> for NodeSet {
         s
     }
 }
+
+/// Simulated time a run may reach (2^62 ns, about 146 years); beyond it a result would
+/// be meaningless, so the engine stops the run with
+/// [`SimError::TimeOverflow`](crate::engine::SimError::TimeOverflow).
+pub const TIME_LIMIT: u64 = 1 << 62;

@@ -5,10 +5,11 @@
 mod common;
 
 use common::{read, toy_machine, wait, write, Script};
+use numaplace_core::component::SchedulerConfig;
+use numaplace_core::component::{Op, Program, WorkloadConfig};
 use numaplace_core::memory::Layout;
 use numaplace_core::policy::{StaticConfig, StaticPlacement};
-use numaplace_core::sched::SchedulerConfig;
-use numaplace_core::workload::{JacobiConfig, Op, Program, WorkloadConfig};
+use numaplace_core::workload::JacobiConfig;
 use numaplace_core::{
     ConfigError, Engine, EngineOptions, Machine, Ns, PolicyConfig, RunConfig, SimError, Stats,
 };

@@ -7,12 +7,13 @@
 mod common;
 
 use common::toy_machine;
+use numaplace_core::component::SchedulerConfig;
+use numaplace_core::component::WorkloadConfig;
 use numaplace_core::machine::{MachineConfig, Variation};
 use numaplace_core::policy::HollidayConfig;
-use numaplace_core::sched::SchedulerConfig;
+use numaplace_core::workload::common::Variant;
 use numaplace_core::workload::{
-    GaussConfig, JacobiConfig, MatvecSyntheticConfig, MsortConfig, SizeRead, Variant,
-    WorkloadConfig,
+    GaussConfig, JacobiConfig, MatvecSyntheticConfig, MsortConfig, SizeRead,
 };
 use numaplace_core::{PolicyConfig, RunConfig, Stats};
 

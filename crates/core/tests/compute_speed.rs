@@ -4,9 +4,9 @@
 mod common;
 
 use common::{read, toy_machine, wait, Script};
+use numaplace_core::component::SchedulerConfig;
 use numaplace_core::machine::MachineConfig;
 use numaplace_core::policy::{StaticConfig, StaticPlacement};
-use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::{Engine, EngineOptions, Machine, PolicyConfig, Stats};
 
 fn run(machine: MachineConfig) -> Stats {
@@ -18,7 +18,7 @@ fn run(machine: MachineConfig) -> Stats {
     .build(&m)
     .unwrap();
     let ops = vec![read(0, 16), wait(1_000_000), read(0, 16), wait(3_000_000)];
-    let program: Box<dyn numaplace_core::workload::Program> = Box::new(Script::new(1, vec![ops]));
+    let program: Box<dyn numaplace_core::component::Program> = Box::new(Script::new(1, vec![ops]));
     Engine::new(
         m,
         vec![program.into()],

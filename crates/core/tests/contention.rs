@@ -4,9 +4,9 @@
 mod common;
 
 use common::{engine, read, toy_machine, wait, Script};
+use numaplace_core::component::Op;
 use numaplace_core::machine::MachineConfig;
 use numaplace_core::policy::{StaticConfig, StaticPlacement};
-use numaplace_core::workload::Op;
 use numaplace_core::{Machine, Policy, PolicyConfig, Stats};
 
 /// Three nodes with free faults, so only the queues decide who waits: every page on

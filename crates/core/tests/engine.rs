@@ -4,15 +4,16 @@
 mod common;
 
 use common::{engine, toy_machine, Script};
+use numaplace_core::component::SchedulerConfig;
+use numaplace_core::component::{DaemonNext, DaemonPlacement, DaemonSpec, Fault};
+use numaplace_core::component::{Op, Program, WorkloadConfig};
 use numaplace_core::machine::{MachineConfig, Topology};
 use numaplace_core::memory::{Access, Layout};
-use numaplace_core::policy::{
-    DaemonNext, DaemonPlacement, DaemonSpec, Fault, Mm, StaticConfig, StaticPlacement,
-};
-use numaplace_core::sched::{SchedulerConfig, ScriptAction, ScriptEvent, ScriptedConfig};
-use numaplace_core::workload::{
-    JacobiConfig, MatvecConfig, Op, PageLayout, Program, Variant, WorkloadConfig,
-};
+use numaplace_core::mm::Mm;
+use numaplace_core::policy::{StaticConfig, StaticPlacement};
+use numaplace_core::sched::{ScriptAction, ScriptEvent, ScriptedConfig};
+use numaplace_core::workload::common::Variant;
+use numaplace_core::workload::{JacobiConfig, MatvecConfig, PageLayout};
 use numaplace_core::{Machine, NodeId, Ns, Policy, PolicyConfig, RunConfig, SimError, Stats, Vpn};
 
 /// A 16-node machine with the Butterfly Plus's local and remote read costs and cheap faults.

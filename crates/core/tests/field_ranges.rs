@@ -1,8 +1,7 @@
 //! Every numeric configuration field declares its range (`#[field(min, max)]`).
 
+use numaplace_core::component::{SchedulerConfig, WorkloadConfig};
 use numaplace_core::fields::{flatten, FieldInfo, Fields};
-use numaplace_core::sched::SchedulerConfig;
-use numaplace_core::workload::WorkloadConfig;
 use numaplace_core::{PolicyConfig, ReportConfig};
 use serde_json::Value;
 

@@ -4,13 +4,14 @@
 mod common;
 
 use common::Script;
+use numaplace_core::component::SchedulerConfig;
+use numaplace_core::component::{Op, WorkloadConfig};
 use numaplace_core::machine::MachineConfig;
 use numaplace_core::policy::{
     ForesightConfig, HollidayConfig, HollidayDaemon, StaticConfig, StaticPlacement,
 };
-use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::workload::{
-    MatvecSparseConfig, MatvecSyntheticConfig, Op, SparseRows, SurfaceWaveConfig, WorkloadConfig,
+    MatvecSparseConfig, MatvecSyntheticConfig, SparseRows, SurfaceWaveConfig,
 };
 use numaplace_core::{HistoryMode, Machine, Ns, PolicyConfig, RunConfig, Stats};
 use std::sync::Arc;

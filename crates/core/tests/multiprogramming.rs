@@ -4,15 +4,15 @@
 mod common;
 
 use common::{wait, Script};
+use numaplace_core::component::SchedulerConfig;
+use numaplace_core::component::{Op, Program, WorkloadConfig};
 use numaplace_core::engine::Launch;
 use numaplace_core::policy::StaticConfig;
 use numaplace_core::sched::scripted::{ScriptAction, ScriptEvent, ScriptedConfig};
 use numaplace_core::sched::space_sharing::SpaceSharingConfig;
 use numaplace_core::sched::time_sharing::TimeSharingConfig;
-use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::workload::background::BackgroundConfig;
 use numaplace_core::workload::nas_bt::NasBtConfig;
-use numaplace_core::workload::{Op, Program, WorkloadConfig};
 use numaplace_core::{Engine, EngineOptions, Machine, Ns, PolicyConfig, Stats};
 
 /// Two nodes of two processors, 1 KB pages.

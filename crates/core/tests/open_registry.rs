@@ -2,10 +2,11 @@
 //! this test) is listed, parsed by its `kind`, serialized, range-checked and run like a
 //! built-in one. Its whole declaration is below: one file, one `submit!` line.
 
+use numaplace_core::component::WorkloadConfig;
+use numaplace_core::component::{Policy, PolicyEntry, PolicyParams};
 use numaplace_core::fields::Fields;
-use numaplace_core::policy::{Policy, PolicyEntry, PolicyParams};
 use numaplace_core::registry::Describe;
-use numaplace_core::workload::{JacobiConfig, WorkloadConfig};
+use numaplace_core::workload::JacobiConfig;
 use numaplace_core::{ConfigError, Machine, NodeId, PolicyConfig, RunConfig, Vpn};
 use serde::{Deserialize, Serialize};
 

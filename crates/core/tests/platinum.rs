@@ -4,9 +4,9 @@
 mod common;
 
 use common::{engine, read, toy_machine, wait, write, Script};
+use numaplace_core::component::Op;
 use numaplace_core::machine::MachineConfig;
 use numaplace_core::policy::{PlatinumConfig, PlatinumPolicy};
-use numaplace_core::workload::Op;
 use numaplace_core::{Machine, Stats, Vpn};
 
 /// The toy machine with 8 frames per node, so full nodes are easy to make.

@@ -3,12 +3,12 @@
 //! preempted threads' pages follow the threads that took up their work, and first touch
 //! leaves them where they were.
 
+use numaplace_core::component::SchedulerConfig;
+use numaplace_core::component::WorkloadConfig;
 use numaplace_core::engine::Launch;
 use numaplace_core::policy::{SchedActivatedConfig, StaticConfig};
 use numaplace_core::sched::scripted::{ScriptAction, ScriptEvent, ScriptedConfig};
-use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::workload::nas_bt::NasBtConfig;
-use numaplace_core::workload::WorkloadConfig;
 use numaplace_core::{Engine, EngineOptions, Machine, PolicyConfig, Stats};
 
 /// Four nodes of one processor, 1 KB pages.

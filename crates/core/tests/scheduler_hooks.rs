@@ -5,11 +5,10 @@
 mod common;
 
 use common::{read, toy_machine, wait, Script};
-use numaplace_core::policy::StaticConfig;
-use numaplace_core::sched::{
-    Boundary, Parallel, ProgramShape, SchedChange, SchedView, Scheduler, ThreadChange,
+use numaplace_core::component::{
+    Boundary, Op, Parallel, Program, ProgramShape, SchedChange, SchedView, Scheduler, ThreadChange,
 };
-use numaplace_core::workload::{Op, Program};
+use numaplace_core::policy::StaticConfig;
 use numaplace_core::{
     ConfigError, Engine, EngineOptions, Machine, Ns, PolicyConfig, ProcId, SimError, Stats,
     ThreadId,

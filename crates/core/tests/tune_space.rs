@@ -1,7 +1,7 @@
 //! The search spaces policies declare for `numaplace tune`: valid against the fields they
 //! tune, and every draw a value of the space.
 
-use numaplace_core::policy::PolicyConfig;
+use numaplace_core::component::PolicyConfig;
 use numaplace_core::tune::{Dim, Scale, Space, Value};
 use rand::SeedableRng;
 

@@ -4,9 +4,10 @@
 mod common;
 
 use common::{engine_seeded, read, toy_machine, wait, Script};
+use numaplace_core::component::Op;
+use numaplace_core::component::{DaemonNext, DaemonPlacement, DaemonSpec};
 use numaplace_core::machine::{MachineConfig, Variation};
-use numaplace_core::policy::{DaemonNext, DaemonPlacement, DaemonSpec, Mm};
-use numaplace_core::workload::Op;
+use numaplace_core::mm::Mm;
 use numaplace_core::{Machine, Ns, Policy, Stats};
 
 struct NoPolicy;

@@ -102,10 +102,10 @@ pub struct Overrides {
 
 /// Default workload of a bare `numaplace run`.
 pub const DEFAULT_WORKLOAD: &str =
-    <numaplace_core::workload::Workloads as numaplace_core::registry::Family>::DEFAULT_KIND;
+    <numaplace_core::component::Workloads as numaplace_core::registry::Family>::DEFAULT_KIND;
 /// Default policy of a bare `numaplace run`.
 pub const DEFAULT_POLICY: &str =
-    <numaplace_core::policy::Policies as numaplace_core::registry::Family>::DEFAULT_KIND;
+    <numaplace_core::component::Policies as numaplace_core::registry::Family>::DEFAULT_KIND;
 
 /// Parses a configuration file's text; errors name the file and the line.
 pub fn parse_file(origin: &str, text: &str) -> Result<toml::Table, UserError> {
@@ -307,8 +307,7 @@ fn typed(
     text: Option<&str>,
     sets: &[String],
 ) -> Result<RunConfig, UserError> {
-    use numaplace_core::sched::SchedulerConfig;
-    use numaplace_core::workload::WorkloadConfig;
+    use numaplace_core::component::{SchedulerConfig, WorkloadConfig};
     use numaplace_core::PolicyConfig;
     type Parse = fn(
         &str,

@@ -2,8 +2,8 @@
 //! program alone on the same machine, under the same policy, started at time 0 on
 //! dedicated processors (Nikolopoulos et al. 2002 report slowdowns this way).
 
+use numaplace_core::component::SchedulerConfig;
 use numaplace_core::config::ProgramConfig;
-use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::{RunConfig, SimError, Stats};
 use serde_json::{json, Value};
 

@@ -2,7 +2,7 @@
 //! heap of resolving, building and running every machine x workload x policy at a small
 //! size (and a few larger ones), and compares it with the harness's estimate.
 
-use numaplace_core::workload::WorkloadConfig;
+use numaplace_core::component::WorkloadConfig;
 use numaplace_core::PolicyConfig;
 use numaplace_harness::{limits, presets, resolve, run_to_json, Overrides};
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -15,7 +15,7 @@
 //! NUMAPLACE_BLESS=1 cargo test -p numaplace-harness --test golden
 //! ```
 
-use numaplace_core::workload::WorkloadConfig;
+use numaplace_core::component::WorkloadConfig;
 use numaplace_core::PolicyConfig;
 use numaplace_harness::{resolve, run_to_json, Overrides, SimRunner};
 use numaplace_study::reproduce::{reproduce_from, Experiments, ReproduceOptions};

@@ -1,8 +1,8 @@
 //! A component registered outside the core is read from a configuration file like a
 //! built-in one: by its `kind`, with its fields' errors named by file and line.
 
+use numaplace_core::component::{Policy, PolicyEntry, PolicyParams};
 use numaplace_core::fields::Fields;
-use numaplace_core::policy::{Policy, PolicyEntry, PolicyParams};
 use numaplace_core::registry::Describe;
 use numaplace_core::{ConfigError, Machine, NodeId, PolicyConfig, Vpn};
 use numaplace_harness::resolve::{resolve_text, Overrides};

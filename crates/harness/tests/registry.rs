@@ -1,7 +1,6 @@
 //! Every registered machine, workload, policy and scheduler resolves and runs.
 
-use numaplace_core::sched::SchedulerConfig;
-use numaplace_core::workload::WorkloadConfig;
+use numaplace_core::component::{SchedulerConfig, WorkloadConfig};
 use numaplace_core::PolicyConfig;
 use numaplace_harness::{presets, resolve, run_to_json, Overrides};
 

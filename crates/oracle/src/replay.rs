@@ -28,13 +28,14 @@ use crate::dp::{
 use crate::model::CostModel;
 use crate::solve::OracleError;
 use crate::trace::TraceReader;
+use numaplace_core::component::{
+    default_fault, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy, PolicyEntry,
+    PolicyParams,
+};
 use numaplace_core::error::ConfigError;
 use numaplace_core::fields::Fields;
 use numaplace_core::memory::Access;
-use numaplace_core::policy::{
-    default_fault, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Mm, Policy, PolicyEntry,
-    PolicyParams,
-};
+use numaplace_core::mm::Mm;
 use numaplace_core::registry::Describe;
 use numaplace_core::{Machine, NodeId, NodeSet, Ns, Vpn};
 use rayon::prelude::*;

@@ -2,9 +2,9 @@
 //! a bad file is refused naming the field and the file; and the policy against the
 //! recording double, when the run drifts from the schedule.
 
+use numaplace_core::component::{Fault, Policy, PolicyParams};
 use numaplace_core::memory::Access;
 use numaplace_core::mm::{test_machine_config, Action, Recording};
-use numaplace_core::policy::{Fault, Policy, PolicyParams};
 use numaplace_core::{ConfigError, HistoryMode, Machine, Mm, NodeId, Ns, ThreadId, Vpn};
 use numaplace_oracle::replay::{Op, ReplayConfig, Schedule, ScheduleModel, Scheduled};
 

@@ -7,19 +7,18 @@
 //! operations without touching the event queue for as long as its next operation starts
 //! strictly before every queued event: the result is the same as queueing it, only faster.
 
+use crate::component::{
+    Boundary, DaemonNext, DaemonPlacement, DaemonSpec, Op, Parallel, Policy, Program, ProgramShape,
+    ProgramView, SchedChange, SchedEvent, SchedView, Scheduler, ThreadChange, ThreadState,
+    ThreadView,
+};
 use crate::error::ConfigError;
 use crate::machine::Machine;
 use crate::mm::{MemSystem, SimMm};
-use crate::policy::{DaemonNext, DaemonPlacement, DaemonSpec, Policy, SchedEvent};
-use crate::sched::{
-    Boundary, Parallel, ProgramShape, ProgramView, SchedChange, SchedView, Scheduler, ThreadChange,
-    ThreadState, ThreadView,
-};
 use crate::stats::{
     EventCounts, PageReport, ProgramStats, RefCounts, SeriesPoint, Stats, ThreadStats,
 };
-use crate::types::{NodeId, Ns, ProcId, ThreadId, Vpn};
-use crate::workload::{Op, Program};
+use crate::types::{NodeId, Ns, ProcId, ThreadId, Vpn, TIME_LIMIT};
 use event::{Event, EventQueue};
 use std::collections::VecDeque;
 use thiserror::Error;
@@ -28,6 +27,7 @@ use variation::{Ticks, VariationRt};
 mod daemon;
 mod event;
 mod ops;
+mod reference;
 mod rounds;
 mod sched;
 mod setup;
@@ -115,10 +115,6 @@ pub struct EngineOptions {
     /// is marked exceeded too. `None`: no budget.
     pub budget: Option<Ns>,
 }
-
-/// Simulated time a run may reach (2^62 ns, about 146 years); beyond it a result would
-/// be meaningless, so the run stops with [`SimError::TimeOverflow`].
-pub const TIME_LIMIT: u64 = 1 << 62;
 
 /// Where a run is, as reported to a [`Monitor`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

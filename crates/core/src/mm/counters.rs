@@ -7,14 +7,11 @@
 //! amount from one page's counters every 10 ms) and start from zero on a page's new frame
 //! after a migration.
 //!
-//! They exist only in runs whose policy asks for them ([`crate::policy::Policy::page_counters`]):
+//! They exist only in runs whose policy asks for them ([`crate::component::Policy::page_counters`]):
 //! a page's counters are a row of `u32` in one dense table, and a reference run adds its
 //! count to one of them and compares two, with no allocation or hashing.
 
-use super::MemSystem;
-use crate::policy::Policy;
-use crate::stats::Stats;
-use crate::types::{NodeId, Ns, Vpn};
+use crate::types::{NodeId, Vpn};
 
 /// Above this many nodes, nodes share counters (the Origin2000's limit).
 pub const DEDICATED_COUNTER_NODES: usize = 64;
@@ -25,7 +22,7 @@ pub const NODES_PER_SHARED_COUNTER: usize = 8;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CounterSpec {
     /// The interrupt threshold: a remote node's count minus the home node's above it
-    /// raises an interrupt ([`crate::policy::Policy::on_counter_interrupt`]); `None`: no
+    /// raises an interrupt ([`crate::component::Policy::on_counter_interrupt`]); `None`: no
     /// interrupts.
     pub threshold: Option<u32>,
     /// Programs whose pages raise interrupts (indices in run order); empty: every program.
@@ -129,25 +126,6 @@ impl PageCounters {
     /// The interrupt threshold (`u32::MAX`: none).
     pub fn threshold(&self) -> u32 {
         self.threshold
-    }
-}
-
-impl MemSystem {
-    /// The counters of `vpn` raised an interrupt for node `n` during a reference run that
-    /// ended at `now`: the policy handles it on the referencing node, and what it does is
-    /// charged to the referencing thread (the interrupted processor).
-    #[cold]
-    pub(crate) fn counter_interrupt(
-        &mut self,
-        policy: &mut dyn Policy,
-        stats: &mut Stats,
-        n: NodeId,
-        vpn: Vpn,
-        now: Ns,
-    ) -> Ns {
-        let mut ctx = self.sim(stats, now, n);
-        policy.on_counter_interrupt(&mut ctx, vpn, n);
-        ctx.cost
     }
 }
 

@@ -281,7 +281,7 @@ pub trait Mm {
     fn age_modifications(&mut self, vpn: Vpn);
 
     /// The hardware per-page access counters, when the policy asked for them
-    /// ([`crate::policy::Policy::page_counters`]).
+    /// ([`crate::component::Policy::page_counters`]).
     fn page_counters(&self) -> Option<&PageCounters>;
 
     /// Subtracts `amount` from every counter of `vpn` (software decay; free of charge, as

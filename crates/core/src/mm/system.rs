@@ -3,17 +3,17 @@
 //! [`MemSystem`] owns everything placement acts on: the machine, memory (frames, copies,
 //! mappings, PTE locks), reference history, memory-module queues, the fault handlers'
 //! serialisation, where threads run, and the run's random numbers. The engine owns one
-//! and asks it for two things: the cost of a reference run ([`MemSystem::reference`],
-//! which calls into the policy on a fault) and a [`SimMm`] for a policy hook. The
-//! recording double owns one too, so both share one model of memory.
+//! and asks it for two things: the cost of a reference run (priced here, [`MemSystem::price`]
+//! and [`MemSystem::occupy`]; the path that faults into the policy is the engine's,
+//! `engine/reference.rs`) and a [`SimMm`] for a policy hook. The recording double owns one
+//! too, so both share one model of memory.
 
 use super::SimMm;
 use crate::history::RefHistory;
 use crate::machine::Machine;
-use crate::memory::{Access, Memory, UserRun};
-use crate::policy::{default_fault, Fault, Policy};
+use crate::memory::Memory;
 use crate::stats::{RefClass, Stats, ThreadStats};
-use crate::types::{NodeId, Ns, ThreadId, Vpn};
+use crate::types::{NodeId, Ns, Vpn};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
@@ -39,16 +39,11 @@ pub struct MemSystem {
     pub(crate) caches: Option<crate::cache::Caches>,
     /// A buffer for the entries a daemon holds at once (kept to stay allocation-free).
     pub(crate) holds: Vec<super::PteHold>,
-    /// The policy handles faults with [`default_fault`] alone
-    /// ([`Policy::faults_by_default`]): called on the concrete [`SimMm`], not through
-    /// the policy.
+    /// The policy handles faults with the default handling alone
+    /// ([`crate::component::Policy::faults_by_default`]): called on the concrete
+    /// [`SimMm`], not through the policy.
     pub(crate) faults_by_default: bool,
 }
-
-/// A fault the policy (and the default handling after it) left without a mapping that
-/// allows the access: a policy bug, reported by the engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Unresolved;
 
 impl MemSystem {
     /// Empty memory for `npages` pages on `machine`, history kept as `history` says.
@@ -126,77 +121,6 @@ impl MemSystem {
         }
     }
 
-    /// A run of `count` references by thread `tid` on `node` to `vpn` starting at `now`;
-    /// returns when it ends. A missing or too weak mapping faults into `policy` (charged
-    /// the fault cost plus its actions); faults on one page serialise; a locked PTE and a
-    /// busy memory module delay the run; the per-word latency follows the mapping.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn reference(
-        &mut self,
-        policy: &mut dyn Policy,
-        stats: &mut Stats,
-        ts: &mut ThreadStats,
-        tid: u32,
-        node: NodeId,
-        vpn: Vpn,
-        write: bool,
-        count: u32,
-        now: Ns,
-    ) -> Result<Ns, Unresolved> {
-        let mut t = now;
-        let target = match self.mem.reaches(vpn, node, write) {
-            Some(target) => target,
-            None => {
-                let (end, target) =
-                    self.fault_path(policy, stats, ts, tid, node, vpn, write, now)?;
-                t = end;
-                target
-            }
-        };
-        if self.mem.has_entries() {
-            let locked = self.mem.pte_locked_until(vpn, node);
-            if locked > t {
-                ts.pte_wait_ns += (locked - t).0;
-                t = locked;
-            }
-        }
-        let (per_word, class) = self.price(node, target, vpn, write);
-        if self.machine.config.contention && class != RefClass::Cached {
-            t = self.occupy(ts, node, target, class == RefClass::Remote, count, t);
-        }
-        let start = t;
-        // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
-        t += Ns(per_word.saturating_mul(count as u64));
-        if self.mem.has_entries() {
-            self.mem.record_user_run(
-                vpn,
-                node,
-                UserRun {
-                    thread: tid,
-                    start,
-                    end: t,
-                    per_access: Ns(per_word),
-                },
-            );
-        }
-        ts.refs.add(class, count as u64);
-        stats.refs.add(class, count as u64);
-        if let Some(r) = stats.pages.get_mut(vpn.idx()) {
-            r.refs.add(class, count as u64);
-        }
-        self.hist.record(vpn, node, count);
-        if let Some(c) = &mut self.counters {
-            if c.record(vpn, node, target, count) {
-                t += self.counter_interrupt(policy, stats, node, vpn, t);
-            }
-        }
-        if write {
-            self.mem.mark_written(vpn);
-        }
-        Ok(t)
-    }
-
     /// The latency of one word of a run from `node` to `vpn` served by `target`'s copy,
     /// and where it is served.
     #[inline(always)]
@@ -258,90 +182,5 @@ impl MemSystem {
         self.modules[target.idx()] = start + Ns(module_ns.saturating_mul(n));
         ts.contention_wait_ns += (start - t).0;
         start
-    }
-
-    /// A reference whose mapping does not allow it: waits for a fault in progress on
-    /// the page, faults into the policy, and returns when the fault ends and the copy
-    /// the new mapping reaches.
-    #[cold]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    fn fault_path(
-        &mut self,
-        policy: &mut dyn Policy,
-        stats: &mut Stats,
-        ts: &mut ThreadStats,
-        tid: u32,
-        node: NodeId,
-        vpn: Vpn,
-        write: bool,
-        now: Ns,
-    ) -> Result<(Ns, NodeId), Unresolved> {
-        let mut t = now;
-        // Faults on one page serialise on its fault handler (PLATINUM's Cpage lock):
-        // a fault arriving while another is handled waits, then finds the page as
-        // the earlier fault left it.
-        let busy = self.fault_busy.get(vpn.idx()).copied().unwrap_or(Ns::ZERO);
-        if busy > t {
-            let wait = busy - t;
-            ts.fault_wait_ns += wait.0;
-            if let Some(r) = stats.pages.get_mut(vpn.idx()) {
-                r.contended_faults += 1;
-                r.fault_wait_ns += wait.0;
-            }
-            t = busy;
-            if let Some(target) = self.mem.reaches(vpn, node, write) {
-                return Ok((t, target));
-            }
-        }
-        let cost = self.fault(policy, stats, tid, node, vpn, write, t);
-        t += cost;
-        if let Some(busy) = self.fault_busy.get_mut(vpn.idx()) {
-            *busy = t;
-        }
-        let target = self.mem.reaches(vpn, node, write).ok_or(Unresolved)?;
-        stats.events.faults += 1;
-        ts.faults += 1;
-        ts.fault_ns += cost.0;
-        if let Some(r) = stats.pages.get_mut(vpn.idx()) {
-            r.faults += 1;
-            r.fault_ns += cost.0;
-        }
-        Ok((t, target))
-    }
-
-    /// Hands a fault to `policy`, completes what it left undone with the default
-    /// handling, and returns the handler's cost (the fault itself plus the actions).
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    fn fault(
-        &mut self,
-        policy: &mut dyn Policy,
-        stats: &mut Stats,
-        tid: u32,
-        node: NodeId,
-        vpn: Vpn,
-        write: bool,
-        now: Ns,
-    ) -> Ns {
-        let fault = Fault {
-            thread: ThreadId(tid),
-            node,
-            vpn,
-            write,
-        };
-        let needed = if write { Access::Write } else { Access::Read };
-        let by_default = self.faults_by_default;
-        let mut ctx = self.sim(stats, now, node);
-        ctx.cost = Ns(ctx.machine.costs().page_fault_ns);
-        if by_default {
-            default_fault(&mut ctx, fault);
-        } else {
-            policy.on_fault(&mut ctx, fault);
-        }
-        if ctx.mem.mapping(vpn, node).access < needed {
-            default_fault(&mut ctx, fault);
-        }
-        ctx.cost
     }
 }

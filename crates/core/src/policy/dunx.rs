@@ -57,12 +57,13 @@
 //! The reference samples come from one Referenced bit per node and page (the mapping's
 //! hardware bit), which the mechanism keeps for this policy only.
 
-use super::{DaemonNext, DaemonPlacement, DaemonSpec, Fault, Mm, Policy};
+use crate::component::{DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::history::HistoryMode;
 use crate::machine::Machine;
 use crate::memory::Access;
+use crate::mm::Mm;
 use crate::stats::Counter;
 use crate::tune::{Dim, Scale, Value};
 use crate::types::{NodeId, NodeSet, Ns, NsOrInf, ThreadId, Vpn};
@@ -427,16 +428,16 @@ pub const SEARCH_SPACE: [Dim; 6] = [
     },
 ];
 
-impl<F: Flavor> crate::policy::PolicyParams for DunxParams<F> {
-    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
+impl<F: Flavor> crate::component::PolicyParams for DunxParams<F> {
+    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::component::Policy>, ConfigError> {
         Ok(Box::new(DunxPolicy::new(self.clone(), machine)?))
     }
 
     const SEARCH_SPACE: &'static [Dim] = &SEARCH_SPACE;
 }
 
-inventory::submit!(crate::policy::PolicyEntry::of::<DunxConfig>());
-inventory::submit!(crate::policy::PolicyEntry::of::<LaroweConfig>());
+inventory::submit!(crate::component::PolicyEntry::of::<DunxConfig>());
+inventory::submit!(crate::component::PolicyEntry::of::<LaroweConfig>());
 
 /// What DUnX keeps per page (the mechanism knows nothing of freezing or samples).
 #[derive(Clone, Copy, Debug, Default)]

@@ -2,16 +2,18 @@
 //! pages in a row are migrated just before starting to reference the row".
 //!
 //! The workload supplies the knowledge: it announces each page it is about to work on
-//! ([`crate::workload::Op::Advise`]), and the policy migrates the page to the announcing
+//! ([`crate::component::Op::Advise`]), and the policy migrates the page to the announcing
 //! thread's node at once, on that thread's time, with the same locking protocol as the
 //! migration daemon (every copy of the page-table entry held while the page moves and the
 //! copies are updated). Pages nobody announces stay where they were placed.
 
 use super::holliday_daemon::{locked_migrate, page_table_copies, program_placement};
-use super::{Mm, Policy, StaticConfig, StaticPolicy};
+use super::{StaticConfig, StaticPolicy};
+use crate::component::Policy;
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
+use crate::mm::Mm;
 use crate::types::{NodeId, ThreadId, Vpn};
 use serde::{Deserialize, Serialize};
 
@@ -38,13 +40,13 @@ impl crate::registry::Describe for ForesightConfig {
     const DESCRIPTION: &'static str = "perfect foresight: each page migrates to its user just before use, as the workload announces (Holliday 1989)";
 }
 
-impl crate::policy::PolicyParams for ForesightConfig {
-    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
+impl crate::component::PolicyParams for ForesightConfig {
+    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::component::Policy>, ConfigError> {
         Ok(Box::new(Foresight::new(self.clone(), machine)?))
     }
 }
 
-inventory::submit!(crate::policy::PolicyEntry::of::<ForesightConfig>());
+inventory::submit!(crate::component::PolicyEntry::of::<ForesightConfig>());
 
 /// The policy.
 #[derive(Debug)]

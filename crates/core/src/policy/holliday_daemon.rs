@@ -17,11 +17,13 @@
 //! way. Lock contention against responsiveness (section 3.2) is what these waits add up
 //! to; nothing here estimates it.
 
-use super::{DaemonNext, DaemonPlacement, DaemonSpec, Mm, Policy, StaticConfig, StaticPolicy};
+use super::{StaticConfig, StaticPolicy};
+use crate::component::{DaemonNext, DaemonPlacement, DaemonSpec, Policy};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::history::HistoryMode;
 use crate::machine::Machine;
+use crate::mm::Mm;
 use crate::types::{NodeId, Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
@@ -87,13 +89,13 @@ impl crate::registry::Describe for HollidayConfig {
     const DESCRIPTION: &'static str = "periodic migration daemons, greedy pull on usage/refbit/aging history, PTE locking (Holliday 1989)";
 }
 
-impl crate::policy::PolicyParams for HollidayConfig {
-    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
+impl crate::component::PolicyParams for HollidayConfig {
+    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::component::Policy>, ConfigError> {
         Ok(Box::new(HollidayDaemon::new(self.clone(), machine)?))
     }
 }
 
-inventory::submit!(crate::policy::PolicyEntry::of::<HollidayConfig>());
+inventory::submit!(crate::component::PolicyEntry::of::<HollidayConfig>());
 
 /// The policy.
 #[derive(Debug)]

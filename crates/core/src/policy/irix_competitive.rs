@@ -17,11 +17,12 @@
 //! interrupt's handling on another processor (its work is charged to the referencing
 //! thread).
 
-use super::{DaemonNext, DaemonPlacement, DaemonSpec, Mm, Policy};
+use crate::component::{DaemonNext, DaemonPlacement, DaemonSpec, Policy};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::mm::CounterSpec;
+use crate::mm::Mm;
 use crate::stats::Counter;
 use crate::types::{NodeId, Ns, Vpn};
 use serde::{Deserialize, Serialize};
@@ -72,14 +73,14 @@ impl crate::registry::Describe for IrixCompetitiveConfig {
     const DESCRIPTION: &'static str = "IRIX/FLASH competitive migration: counter interrupt when remote exceeds local by a threshold, rate limit, decay one page per 10 ms";
 }
 
-impl super::PolicyParams for IrixCompetitiveConfig {
+impl crate::component::PolicyParams for IrixCompetitiveConfig {
     fn build(&self, _machine: &Machine) -> Result<Box<dyn Policy>, ConfigError> {
         self.check_ranges("policy")?;
         Ok(Box::new(IrixCompetitive::new(self.clone())))
     }
 }
 
-inventory::submit!(super::PolicyEntry::of::<IrixCompetitiveConfig>());
+inventory::submit!(crate::component::PolicyEntry::of::<IrixCompetitiveConfig>());
 
 /// One second of simulated time, the rate limit's window.
 const SECOND: u64 = 1_000_000_000;

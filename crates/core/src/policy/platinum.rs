@@ -13,11 +13,12 @@
 //! it at that fault, so it may be replicated or migrated at once. Both are here
 //! (`thaw_on_access`).
 
-use super::{DaemonNext, DaemonPlacement, DaemonSpec, Fault, Mm, Policy};
+use crate::component::{DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::memory::Access;
+use crate::mm::Mm;
 use crate::types::{NodeId, Ns, Vpn};
 use serde::{Deserialize, Serialize};
 
@@ -61,13 +62,13 @@ impl crate::registry::Describe for PlatinumConfig {
     const DESCRIPTION: &'static str = "PLATINUM coherent memory: replicate on read miss, migrate on write miss, freeze if invalidated within t1, defrost every t2 (Cox & Fowler 1989)";
 }
 
-impl crate::policy::PolicyParams for PlatinumConfig {
-    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
+impl crate::component::PolicyParams for PlatinumConfig {
+    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::component::Policy>, ConfigError> {
         Ok(Box::new(PlatinumPolicy::new(self.clone(), machine)?))
     }
 }
 
-inventory::submit!(crate::policy::PolicyEntry::of::<PlatinumConfig>());
+inventory::submit!(crate::component::PolicyEntry::of::<PlatinumConfig>());
 
 /// The policy.
 #[derive(Debug)]

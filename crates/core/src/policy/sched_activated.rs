@@ -64,12 +64,13 @@
 //! migration is counted and the page stays), the periodic variant for non-iterative
 //! programs (sec. 4.3), and the kernel-side cost of a poll beyond `state_read_ns`.
 
-use super::{DaemonNext, DaemonPlacement, DaemonSpec, Mm, Policy};
+use crate::component::{Boundary, Parallel};
+use crate::component::{DaemonNext, DaemonPlacement, DaemonSpec, Policy};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
 use crate::mm::CounterSpec;
-use crate::sched::{Boundary, Parallel};
+use crate::mm::Mm;
 use crate::stats::Counter;
 use crate::types::{NodeId, NodeSet, Ns, ThreadId, Vpn};
 use serde::{Deserialize, Serialize};
@@ -143,13 +144,13 @@ impl crate::registry::Describe for SchedActivatedConfig {
     const DESCRIPTION: &'static str = "Nikolopoulos et al. 2002: first touch, thread states polled at parallel constructs, pages follow migrated, preempted and resumed threads at iteration ends";
 }
 
-impl super::PolicyParams for SchedActivatedConfig {
+impl crate::component::PolicyParams for SchedActivatedConfig {
     fn build(&self, machine: &Machine) -> Result<Box<dyn Policy>, ConfigError> {
         Ok(Box::new(SchedActivated::new(self.clone(), machine)?))
     }
 }
 
-inventory::submit!(super::PolicyEntry::of::<SchedActivatedConfig>());
+inventory::submit!(crate::component::PolicyEntry::of::<SchedActivatedConfig>());
 
 /// A thread's scheduling state (Figure 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

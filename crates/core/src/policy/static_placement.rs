@@ -3,7 +3,7 @@
 //! "all data on one node" case), and program-directed placement (the NUMA-tuned program
 //! versions of LaRowe and Holliday place their own data).
 
-use super::Policy;
+use crate::component::Policy;
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
@@ -55,13 +55,13 @@ impl crate::registry::Describe for StaticConfig {
     const DESCRIPTION: &'static str = "static placement (first-touch, round-robin, fixed node, program-directed): the papers' baselines";
 }
 
-impl crate::policy::PolicyParams for StaticConfig {
-    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::policy::Policy>, ConfigError> {
+impl crate::component::PolicyParams for StaticConfig {
+    fn build(&self, machine: &Machine) -> Result<Box<dyn crate::component::Policy>, ConfigError> {
         Ok(Box::new(StaticPolicy::new(self.clone(), machine)?))
     }
 }
 
-inventory::submit!(crate::policy::PolicyEntry::of::<StaticConfig>());
+inventory::submit!(crate::component::PolicyEntry::of::<StaticConfig>());
 
 /// The static policy.
 #[derive(Debug)]

@@ -1,6 +1,7 @@
 //! `dedicated`: one thread per processor, never preempted or moved (the papers' setting).
 
-use super::{Scheduler, SchedulerParams, Scripted};
+use super::Scripted;
+use crate::component::{Scheduler, SchedulerParams};
 use crate::fields::Fields;
 use serde::{Deserialize, Serialize};
 
@@ -25,4 +26,4 @@ impl SchedulerParams for DedicatedConfig {
     }
 }
 
-inventory::submit!(super::SchedulerEntry::of::<DedicatedConfig>());
+inventory::submit!(crate::component::SchedulerEntry::of::<DedicatedConfig>());

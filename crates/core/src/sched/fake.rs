@@ -1,7 +1,9 @@
 //! A [`SchedView`] over plain vectors, for the schedulers' unit tests: the test sets
 //! thread states and applies the scheduler's changes itself.
 
-use super::{ProgramShape, ProgramView, SchedChange, SchedView, ThreadState, ThreadView};
+use crate::component::{
+    ProgramShape, ProgramView, SchedChange, SchedView, ThreadState, ThreadView,
+};
 use crate::machine::Machine;
 use crate::types::{ProcId, ThreadId};
 

@@ -5,7 +5,7 @@
 //! its thread count, the preempted threads' work is redistributed to the others and its
 //! barriers stop waiting for them).
 
-use super::{ProgramShape, SchedChange, Scheduler, SchedulerParams};
+use crate::component::{ProgramShape, SchedChange, Scheduler, SchedulerParams};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
@@ -72,7 +72,7 @@ impl SchedulerParams for ScriptedConfig {
     }
 }
 
-inventory::submit!(super::SchedulerEntry::of::<ScriptedConfig>());
+inventory::submit!(crate::component::SchedulerEntry::of::<ScriptedConfig>());
 
 /// Dedicated placement followed by timed events (no events: the dedicated scheduler).
 #[derive(Debug)]
@@ -195,7 +195,12 @@ impl Scheduler for Scripted {
         self.events.get(self.next).map(|e| Ns(e.at_ns))
     }
 
-    fn on_event(&mut self, now: Ns, _view: &dyn super::SchedView, out: &mut Vec<SchedChange>) {
+    fn on_event(
+        &mut self,
+        now: Ns,
+        _view: &dyn crate::component::SchedView,
+        out: &mut Vec<SchedChange>,
+    ) {
         while let Some(e) = self.events.get(self.next) {
             if Ns(e.at_ns) > now {
                 break;
@@ -211,13 +216,13 @@ impl Scheduler for Scripted {
     fn on_thread(
         &mut self,
         _now: Ns,
-        view: &dyn super::SchedView,
+        view: &dyn crate::component::SchedView,
         thread: ThreadId,
-        change: super::ThreadChange,
+        change: crate::component::ThreadChange,
         out: &mut Vec<SchedChange>,
     ) {
         let th = view.thread(thread);
-        let (Some(proc), super::ThreadChange::Finished) = (th.proc, change) else {
+        let (Some(proc), crate::component::ThreadChange::Finished) = (th.proc, change) else {
             return;
         };
         let p = view.program(th.program);
@@ -230,7 +235,8 @@ impl Scheduler for Scripted {
             v.proc.is_none()
                 && matches!(
                     v.state,
-                    super::ThreadState::Runnable | super::ThreadState::Blocked
+                    crate::component::ThreadState::Runnable
+                        | crate::component::ThreadState::Blocked
                 )
         });
         if let Some(t) = stopped {
@@ -241,11 +247,11 @@ impl Scheduler for Scripted {
     fn on_parallel(
         &mut self,
         _now: Ns,
-        _view: &dyn super::SchedView,
-        event: super::Parallel,
+        _view: &dyn crate::component::SchedView,
+        event: crate::component::Parallel,
         out: &mut Vec<SchedChange>,
     ) {
-        if event.boundary != super::Boundary::Enter || self.at_construct.is_empty() {
+        if event.boundary != crate::component::Boundary::Enter || self.at_construct.is_empty() {
             return;
         }
         let due = |&(p, k, _): &(u32, u32, ScriptEvent)| p == event.program && k == event.construct;

@@ -20,7 +20,7 @@
 //! Left out: the shared-memory load index and its polling delay (a program's request is
 //! seen at once), and the cost of a reallocation.
 
-use super::{
+use crate::component::{
     Boundary, Parallel, ProgramShape, SchedChange, SchedView, Scheduler, SchedulerParams,
     ThreadChange, ThreadState,
 };
@@ -54,7 +54,7 @@ impl SchedulerParams for SpaceSharingConfig {
     }
 }
 
-inventory::submit!(super::SchedulerEntry::of::<SpaceSharingConfig>());
+inventory::submit!(crate::component::SchedulerEntry::of::<SpaceSharingConfig>());
 
 /// The space-sharing scheduler's state.
 #[derive(Debug)]

@@ -13,7 +13,9 @@
 //! Left out: IRIX's earnings arithmetic itself (priorities are two levels: a waking I/O
 //! thread and everything else), gang scheduling, and the cost of a context switch.
 
-use super::{ProgramShape, SchedChange, SchedView, Scheduler, SchedulerParams, ThreadState};
+use crate::component::{
+    ProgramShape, SchedChange, SchedView, Scheduler, SchedulerParams, ThreadState,
+};
 use crate::error::ConfigError;
 use crate::fields::Fields;
 use crate::machine::Machine;
@@ -75,7 +77,7 @@ impl SchedulerParams for TimeSharingConfig {
     }
 }
 
-inventory::submit!(super::SchedulerEntry::of::<TimeSharingConfig>());
+inventory::submit!(crate::component::SchedulerEntry::of::<TimeSharingConfig>());
 
 /// Salt of the scheduler's random stream, so it differs from the mechanism's stream of
 /// the same seed.
@@ -312,10 +314,10 @@ impl Scheduler for TimeSharing {
         now: Ns,
         view: &dyn SchedView,
         thread: ThreadId,
-        change: super::ThreadChange,
+        change: crate::component::ThreadChange,
         out: &mut Vec<SchedChange>,
     ) {
-        use super::ThreadChange::*;
+        use crate::component::ThreadChange::*;
         let t = thread.0;
         let holds = |s: &Self| {
             let p = s.home[t as usize];
@@ -419,8 +421,8 @@ impl Scheduler for TimeSharing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::component::ThreadChange;
     use crate::sched::fake::FakeView;
-    use crate::sched::ThreadChange;
 
     /// A scheduler on `view`'s machine with every thread created (runnable) at 0.
     fn started(cfg: TimeSharingConfig, view: &mut FakeView) -> TimeSharing {

@@ -12,7 +12,7 @@
 //! disks (a wait is a fixed delay), process creation, and the memory a real compiler
 //! allocates afresh for each job (a stream reuses its pages).
 
-use super::{Op, Program};
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::Footprint;
 use crate::fields::Fields;
@@ -73,7 +73,7 @@ impl crate::registry::Describe for BackgroundConfig {
         "sequential I/O-bound jobs (CPU bursts and I/O waits), like a repeated make";
 }
 
-impl crate::workload::WorkloadParams for BackgroundConfig {
+impl crate::component::WorkloadParams for BackgroundConfig {
     fn footprint(&self, machine: &Machine) -> Result<Footprint, ConfigError> {
         Background::footprint(self, machine)
     }
@@ -82,7 +82,7 @@ impl crate::workload::WorkloadParams for BackgroundConfig {
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<BackgroundConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<BackgroundConfig>());
 
 /// Salt of stream `s`'s random stream.
 const STREAM: u64 = 0x6267_6c6f_6164_0000;

@@ -23,7 +23,8 @@
 //! MC68020's loop and address arithmetic, 142 cycles or 8.5 us. The loads of the weight and
 //! the activation are the simulated references, charged apart.
 
-use super::{thread_count, Op, Program};
+use super::common::thread_count;
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -81,19 +82,19 @@ impl crate::registry::Describe for BackpropConfig {
     const DESCRIPTION: &'static str = "recurrent back-propagation, 16-8-16 encoder, 16 patterns, no synchronisation (PLATINUM 5.3)";
 }
 
-impl crate::workload::WorkloadParams for BackpropConfig {
+impl crate::component::WorkloadParams for BackpropConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         Backprop::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Backprop::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<BackpropConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<BackpropConfig>());
 
 /// The `backprop` program.
 #[derive(Debug)]
@@ -215,7 +216,7 @@ impl Backprop {
         write: bool,
     ) {
         let arr = self.layout.array(a);
-        super::Emitter {
+        crate::workload::emit::Emitter {
             page_size: self.page_size,
         }
         .range(
@@ -230,7 +231,7 @@ impl Backprop {
 
     fn one_ref(&self, out: &mut Vec<Op>, a: ArrayId, row: u64, col: u64, write: bool) {
         let arr = self.layout.array(a);
-        super::push_ref(
+        crate::workload::emit::push_ref(
             out,
             Vpn((arr.addr(row, col) / self.page_size) as u32),
             write,

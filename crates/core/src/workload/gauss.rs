@@ -23,7 +23,9 @@
 //! coarse-grain version: each thread's rows are placed on its node and every thread copies
 //! the pivot row into a private local buffer once per round before using it.
 
-use super::{thread_count, Emitter, Op, Program, Variant, STREAM_OPS};
+use super::common::{thread_count, Variant};
+use super::emit::{Emitter, STREAM_OPS};
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -104,7 +106,7 @@ struct ThreadState {
     /// The round under way and its next row (its rows are appended a few at a time).
     rows: Option<(u64, std::iter::StepBy<std::ops::Range<u64>>)>,
     /// The reference run taken back at the end of the last call
-    /// ([`super::hold_back`]).
+    /// ([`crate::workload::emit::hold_back`]).
     pending: Option<Op>,
 }
 
@@ -113,19 +115,19 @@ impl crate::registry::Describe for GaussConfig {
     const DESCRIPTION: &'static str = "Gaussian elimination without pivoting, 800x800 integers, rows per thread, event counts (PLATINUM 5.1)";
 }
 
-impl crate::workload::WorkloadParams for GaussConfig {
+impl crate::component::WorkloadParams for GaussConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         Gauss::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Gauss::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<GaussConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<GaussConfig>());
 
 /// The `gauss` program.
 #[derive(Debug)]
@@ -537,7 +539,7 @@ impl Program for Gauss {
         if rows.clone().next().is_none() {
             out.push(Op::IterationEnd(k as u32));
         } else {
-            self.state[ti].pending = super::hold_back(out);
+            self.state[ti].pending = crate::workload::emit::hold_back(out);
             self.state[ti].rows = Some((k, rows));
         }
     }

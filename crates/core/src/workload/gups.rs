@@ -18,7 +18,7 @@
 //! Operations are generated a chunk at a time, so a run of any length holds a few
 //! thousand operations per thread.
 
-use super::{Op, Program};
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::Footprint;
 use crate::fields::Fields;
@@ -85,19 +85,19 @@ impl crate::registry::Describe for GupsConfig {
         "random read-modify-write updates, a share of them to a hot set (HeMem's GUPS and memsim)";
 }
 
-impl crate::workload::WorkloadParams for GupsConfig {
+impl crate::component::WorkloadParams for GupsConfig {
     fn footprint(&self, machine: &Machine) -> Result<Footprint, ConfigError> {
         Gups::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Gups::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<GupsConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<GupsConfig>());
 
 /// Updates generated per call for one thread.
 const CHUNK: u64 = 1024;

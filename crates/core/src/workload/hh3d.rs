@@ -64,7 +64,9 @@
 //! scanners' cost is the policy's and the machine's model, not this program's. A run takes
 //! well under a second of wall time.
 
-use super::{checked_ns, hints_by_first_byte, thread_count, Emitter, Op, Program, Variant};
+use super::common::{checked_ns, hints_by_first_byte, thread_count, Variant};
+use super::emit::Emitter;
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -121,19 +123,19 @@ impl crate::registry::Describe for Hh3dConfig {
     const DESCRIPTION: &'static str = "cardiac conduction: 3-D reaction-diffusion stencil, slabs per thread, owner-only gating state, a barrier per step, UMA and NUMA versions (LaRowe, Ellis & Kaplan 1991)";
 }
 
-impl crate::workload::WorkloadParams for Hh3dConfig {
+impl crate::component::WorkloadParams for Hh3dConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         Hh3d::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Hh3d::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<Hh3dConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<Hh3dConfig>());
 
 /// A validated plan: the address space and the slabs, before any allocation sized by the
 /// parameters.
@@ -708,8 +710,8 @@ mod tests {
 
     #[test]
     fn an_engine_run_on_a_small_gp1000_like_machine_completes() {
-        use crate::policy::{LaroweConfig, PolicyConfig, StaticConfig};
-        use crate::sched::SchedulerConfig;
+        use crate::component::{PolicyConfig, SchedulerConfig};
+        use crate::policy::{LaroweConfig, StaticConfig};
         use crate::{Engine, EngineOptions};
         // GP1000 costs (Table 2) on 4 nodes with 4 KB pages: a 16^3 grid, 2 steps.
         let mut mc = crate::mm::test_machine_config(4);

@@ -54,7 +54,9 @@
 //! and address arithmetic, about 165 clocks; the counter's read and write are simulated),
 //! and the pixel cost again per bin compared in the merge.
 
-use super::{thread_count, Emitter, Op, Program, Variant};
+use super::common::{thread_count, Variant};
+use super::emit::Emitter;
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -116,19 +118,19 @@ impl crate::registry::Describe for HoughConfig {
     const DESCRIPTION: &'static str = "Hough transform of an NxN edge image: angles per thread, read-shared image, per-thread accumulators merged at the end (LaRowe, Ellis & Kaplan 1991)";
 }
 
-impl crate::workload::WorkloadParams for HoughConfig {
+impl crate::component::WorkloadParams for HoughConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         Hough::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Hough::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<HoughConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<HoughConfig>());
 
 /// Where a thread is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -322,7 +324,7 @@ impl Hough {
                     (a.base, a.base + a.span(), a.row_stride)
                 })
                 .collect();
-            h.hints = super::hints_by_first_byte(pages, ps, |byte| {
+            h.hints = crate::workload::common::hints_by_first_byte(pages, ps, |byte| {
                 spans
                     .iter()
                     .find(|(lo, hi, _)| byte >= *lo && byte < *hi)
@@ -415,8 +417,8 @@ impl Hough {
             return;
         }
         let vpn = Vpn(page as u32);
-        super::push_ref(out, vpn, false, count);
-        super::push_ref(out, vpn, true, count);
+        crate::workload::emit::push_ref(out, vpn, false, count);
+        crate::workload::emit::push_ref(out, vpn, true, count);
     }
 
     /// Thread `t` merges its rho band of every accumulator into its line-table slot.
@@ -698,12 +700,13 @@ mod tests {
 
     #[test]
     fn a_run_on_a_small_gp1000_like_machine_completes() {
-        let stats =
-            crate::workload::gp1000_like_run(crate::workload::WorkloadConfig::new(HoughConfig {
+        let stats = crate::workload::common::gp1000_like_run(
+            crate::component::WorkloadConfig::new(HoughConfig {
                 n: 64,
                 angles: 16,
                 ..Default::default()
-            }));
+            }),
+        );
         assert!(stats.makespan_ns > 0);
     }
 }

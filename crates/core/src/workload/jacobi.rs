@@ -8,10 +8,10 @@
 //! partition. References are generated per row segment and merged per page, in the order
 //! a thread sweeping the row would issue them.
 
-use super::{
-    checked_ns, hints_by_first_byte, thread_count, Emitter, ForkJoin, LoopBody, Op, Program,
-    Variant,
-};
+use super::common::{checked_ns, hints_by_first_byte, thread_count, Variant};
+use super::emit::Emitter;
+use super::fork_join::{ForkJoin, LoopBody};
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -262,19 +262,19 @@ impl crate::registry::Describe for JacobiConfig {
     const DESCRIPTION: &'static str = "Jacobi 5-point stencil on two NxN grids, a grid of partitions, a barrier per iteration (Holliday 4.3)";
 }
 
-impl crate::workload::WorkloadParams for JacobiConfig {
+impl crate::component::WorkloadParams for JacobiConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         Jacobi::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Jacobi::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<JacobiConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<JacobiConfig>());
 
 /// The `jacobi` program.
 #[derive(Debug)]

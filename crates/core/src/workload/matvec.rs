@@ -3,10 +3,10 @@
 //! row is referenced `repeat` times and y[i] is written once per row. x is each processor's
 //! private copy (as in Holliday's testbed), so it costs no shared references.
 
-use super::{
-    checked_ns, hints_by_first_byte, thread_count, Emitter, ForkJoin, LoopBody, Op, Program,
-    Variant,
-};
+use super::common::{checked_ns, hints_by_first_byte, thread_count, Variant};
+use super::emit::Emitter;
+use super::fork_join::{ForkJoin, LoopBody};
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -114,19 +114,19 @@ impl crate::registry::Describe for MatvecConfig {
     const DESCRIPTION: &'static str = "dense vector-matrix multiply y = Ax, rows dealt in blocks, repeated references per entry (Holliday 4.2)";
 }
 
-impl crate::workload::WorkloadParams for MatvecConfig {
+impl crate::component::WorkloadParams for MatvecConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         Matvec::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Matvec::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<MatvecConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<MatvecConfig>());
 
 /// The `matvec` program.
 #[derive(Debug)]

@@ -9,8 +9,9 @@
 //! takes the row pointers; reading a matrix file is the harness's job (the core does no
 //! IO): it fills [`MatvecSparseConfig::rows`] from the named matrix before the run.
 
+use super::common::thread_count;
 use super::pair_rows::PairRows;
-use super::{thread_count, Op, Program};
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::Footprint;
 use crate::fields::Fields;
@@ -102,19 +103,19 @@ impl crate::registry::Describe for MatvecSparseConfig {
     const DESCRIPTION: &'static str = "matvec over a real sparse matrix in three-vector storage, processor pairs (Holliday 4.2, 5.2)";
 }
 
-impl crate::workload::WorkloadParams for MatvecSparseConfig {
+impl crate::component::WorkloadParams for MatvecSparseConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         MatvecSparse::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(MatvecSparse::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<MatvecSparseConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<MatvecSparseConfig>());
 
 /// The program.
 #[derive(Debug)]

@@ -10,8 +10,10 @@
 //! shared references. Each row is announced page by page before it is used ([`Op::Advise`]),
 //! which is what the Foresight baseline migrates on.
 
+use super::common::thread_count;
+use super::emit::STREAM_OPS;
 use super::pair_rows::PairRows;
-use super::{thread_count, Op, Program, STREAM_OPS};
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -64,19 +66,19 @@ impl crate::registry::Describe for MatvecSyntheticConfig {
     const DESCRIPTION: &'static str = "512x512 matvec, processor pairs from opposite ends, half the rows 50% zero, repeated references (Holliday 4.2)";
 }
 
-impl crate::workload::WorkloadParams for MatvecSyntheticConfig {
+impl crate::component::WorkloadParams for MatvecSyntheticConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         MatvecSynthetic::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(MatvecSynthetic::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<MatvecSyntheticConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<MatvecSyntheticConfig>());
 
 /// The program.
 #[derive(Debug)]

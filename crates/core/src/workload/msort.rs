@@ -9,7 +9,9 @@
 //! other half is read by a linear sweep, as the paper describes. The root merge is done by
 //! thread 0 alone.
 
-use super::{thread_count, Emitter, Op, Program};
+use super::common::thread_count;
+use super::emit::Emitter;
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -54,19 +56,19 @@ impl crate::registry::Describe for MsortConfig {
     const DESCRIPTION: &'static str = "parallel merge sort: local sorts, then a tree of merges each done by one thread (PLATINUM 5.2)";
 }
 
-impl crate::workload::WorkloadParams for MsortConfig {
+impl crate::component::WorkloadParams for MsortConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         Msort::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Msort::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<MsortConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<MsortConfig>());
 
 /// The `msort` program.
 #[derive(Debug)]

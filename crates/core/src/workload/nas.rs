@@ -21,8 +21,10 @@
 //! one barrier; the kernels' inner barriers, reductions and pipelined wavefronts (LU) are
 //! left out, as are the setup phase and verification.
 
-use super::{Emitter, ForkJoin, LoopBody, Op, Program};
+use super::emit::Emitter;
+use super::fork_join::{ForkJoin, LoopBody};
 use crate::cache::{CacheStats, Caches, ExactLru};
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::Footprint;
 use crate::machine::Machine;
@@ -128,7 +130,7 @@ struct Plan {
 }
 
 fn plan(spec: &KernelSpec, c: &Common, machine: &Machine) -> Result<Plan, ConfigError> {
-    let threads = super::thread_count("workload.threads", c.threads, machine)?;
+    let threads = crate::workload::common::thread_count("workload.threads", c.threads, machine)?;
     let ps = machine.page_size();
     let mut layout = Layout::new();
     let mut ids = Vec::with_capacity(spec.arrays.len());
@@ -494,7 +496,7 @@ macro_rules! nas_config {
             }
         }
 
-        impl crate::workload::WorkloadParams for $cfg {
+        impl crate::component::WorkloadParams for $cfg {
             fn footprint(
                 &self,
                 machine: &crate::machine::Machine,
@@ -504,7 +506,7 @@ macro_rules! nas_config {
             fn build(
                 &self,
                 machine: &crate::machine::Machine,
-            ) -> Result<Vec<Box<dyn crate::workload::Program>>, crate::error::ConfigError> {
+            ) -> Result<Vec<Box<dyn crate::component::Program>>, crate::error::ConfigError> {
                 Ok(vec![Box::new(super::nas::Nas::new(
                     self.spec(),
                     &self.common(),
@@ -513,7 +515,7 @@ macro_rules! nas_config {
             }
         }
 
-        inventory::submit!(crate::workload::WorkloadEntry::of::<$cfg>());
+        inventory::submit!(crate::component::WorkloadEntry::of::<$cfg>());
     };
 }
 pub(crate) use nas_config;

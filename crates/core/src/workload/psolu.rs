@@ -50,7 +50,9 @@
 //! operands take about 120 cycles together, ~7 us, plus addressing; the paper gives no
 //! figure).
 
-use super::{checked_ns, thread_count, Emitter, Op, Program};
+use super::common::{checked_ns, thread_count};
+use super::emit::Emitter;
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::Footprint;
 use crate::fields::Fields;
@@ -120,19 +122,19 @@ impl crate::registry::Describe for PsoluConfig {
     const DESCRIPTION: &'static str = "block chaotic relaxation for the 5-point Dirichlet problem with a convergence checker, in UMA, NUMA and UMA+ versions (LaRowe, Wilkes & Ellis 1991)";
 }
 
-impl crate::workload::WorkloadParams for PsoluConfig {
+impl crate::component::WorkloadParams for PsoluConfig {
     fn footprint(&self, machine: &Machine) -> Result<Footprint, ConfigError> {
         Psolu::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Psolu::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<PsoluConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<PsoluConfig>());
 
 /// Bytes of one entry of a processor's list of iteration data (pointers to the block
 /// row and its factors, the block's bounds).

@@ -17,7 +17,10 @@
 //! of 2 KB, the last one part padding). `layout = "horizontal"` stores the grids row-major
 //! instead, where nearly every page is shared.
 
-use super::{checked_ns, hints_by_first_byte, thread_count, Emitter, Op, PageLayout, Program};
+use super::common::{checked_ns, hints_by_first_byte, thread_count};
+use super::emit::Emitter;
+use super::PageLayout;
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -79,19 +82,19 @@ impl crate::registry::Describe for SurfaceWaveConfig {
     const DESCRIPTION: &'static str = "2-D surface wave on a 100x100 torus, free-running partitions without barriers (Holliday 4.4)";
 }
 
-impl crate::workload::WorkloadParams for SurfaceWaveConfig {
+impl crate::component::WorkloadParams for SurfaceWaveConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         SurfaceWave::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(SurfaceWave::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<SurfaceWaveConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<SurfaceWaveConfig>());
 
 /// The program.
 #[derive(Debug)]

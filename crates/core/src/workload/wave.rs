@@ -44,7 +44,10 @@
 //! us per multiply-add with memory operands), beside its seven memory references, which are
 //! simulated.
 
-use super::{checked_ns, thread_count, Emitter, ForkJoin, LoopBody, Op, Program, Variant};
+use super::common::{checked_ns, thread_count, Variant};
+use super::emit::Emitter;
+use super::fork_join::{ForkJoin, LoopBody};
+use crate::component::{Op, Program};
 use crate::error::ConfigError;
 use crate::estimate::{runs_of, Footprint};
 use crate::fields::Fields;
@@ -97,19 +100,19 @@ impl crate::registry::Describe for WaveConfig {
     const DESCRIPTION: &'static str = "wave equation on an NxN torus (periodic boundary), row strips per thread, a barrier per time step (LaRowe, Ellis & Kaplan 1991)";
 }
 
-impl crate::workload::WorkloadParams for WaveConfig {
+impl crate::component::WorkloadParams for WaveConfig {
     fn footprint(&self, machine: &Machine) -> Result<crate::estimate::Footprint, ConfigError> {
         Wave::footprint(self, machine)
     }
     fn build(
         &self,
         machine: &Machine,
-    ) -> Result<Vec<Box<dyn crate::workload::Program>>, ConfigError> {
+    ) -> Result<Vec<Box<dyn crate::component::Program>>, ConfigError> {
         Ok(vec![Box::new(Wave::new(self, machine)?)])
     }
 }
 
-inventory::submit!(crate::workload::WorkloadEntry::of::<WaveConfig>());
+inventory::submit!(crate::component::WorkloadEntry::of::<WaveConfig>());
 
 /// The loop body: iteration 0 initialises, iteration k >= 1 is time step k - 1; chunk c
 /// is strip c.
@@ -334,7 +337,7 @@ impl Wave {
                         (a.base, a.base + a.span(), a.row_stride)
                     })
                     .collect();
-                super::hints_by_first_byte(pages, ps, |byte| {
+                crate::workload::common::hints_by_first_byte(pages, ps, |byte| {
                     spans
                         .iter()
                         .find(|(lo, hi, _)| byte >= *lo && byte < *hi)
@@ -521,12 +524,13 @@ mod tests {
 
     #[test]
     fn a_run_on_a_small_gp1000_like_machine_completes() {
-        let stats =
-            crate::workload::gp1000_like_run(crate::workload::WorkloadConfig::new(WaveConfig {
+        let stats = crate::workload::common::gp1000_like_run(
+            crate::component::WorkloadConfig::new(WaveConfig {
                 n: 64,
                 steps: 4,
                 ..Default::default()
-            }));
+            }),
+        );
         assert!(stats.makespan_ns > 0);
     }
 }

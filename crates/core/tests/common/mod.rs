@@ -2,10 +2,9 @@
 //! operation lists, and building an engine around them.
 #![allow(dead_code)]
 
+use numaplace_core::component::{Op, Program, SchedulerConfig};
 use numaplace_core::machine::MachineConfig;
 use numaplace_core::memory::Layout;
-use numaplace_core::sched::SchedulerConfig;
-use numaplace_core::workload::{Op, Program};
 use numaplace_core::{Engine, EngineOptions, Machine, Ns, Policy, Vpn};
 
 /// Two nodes, one processor each, 64-byte pages of 16 four-byte words.

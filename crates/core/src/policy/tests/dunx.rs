@@ -735,7 +735,7 @@ fn a_negative_trigger_method_invalidates_every_mapping_of_a_page_never_written()
 
 // ---- Registry names, defaults and presets ----
 
-fn parse(v: serde_json::Value) -> Result<crate::policy::PolicyConfig, String> {
+fn parse(v: serde_json::Value) -> Result<crate::component::PolicyConfig, String> {
     serde_json::from_value(v).map_err(|e| e.to_string())
 }
 
@@ -762,7 +762,7 @@ fn both_names_build_one_policy_reporting_its_own_name() {
     for (kind, cfg) in [
         (
             "dunx",
-            crate::policy::PolicyConfig::from(DunxConfig::default()),
+            crate::component::PolicyConfig::from(DunxConfig::default()),
         ),
         ("larowe", LaroweConfig::default().into()),
     ] {
@@ -960,7 +960,7 @@ fn every_parameter_out_of_range_is_refused_naming_it() {
         ),
     ];
     for (field, cfg) in cases {
-        let e = crate::policy::PolicyConfig::from(cfg)
+        let e = crate::component::PolicyConfig::from(cfg)
             .build(&machine)
             .err()
             .expect("refused");
@@ -974,7 +974,7 @@ fn every_parameter_out_of_range_is_refused_naming_it() {
         trigger_method: 65_536,
         ..base()
     };
-    assert!(crate::policy::PolicyConfig::from(edge)
+    assert!(crate::component::PolicyConfig::from(edge)
         .build(&machine)
         .is_ok());
 }

@@ -4,7 +4,7 @@
 //! cost, in every scene a fault can meet.
 
 use super::test_scene::recording;
-use super::{default_fault, Fault, Policy, PolicyConfig};
+use crate::component::{default_fault, Fault, Policy, PolicyConfig};
 use crate::machine::{Machine, MachineConfig};
 use crate::mm::{test_machine_config, Mm, Recording};
 use crate::types::{NodeId, ThreadId, Vpn};

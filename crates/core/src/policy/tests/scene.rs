@@ -1,7 +1,7 @@
 //! What the policies' unit tests share: the recording double on the unit-test machine,
 //! a fault handed to a policy as the engine hands it, and a mapping to expect.
 
-use super::{Fault, Policy};
+use crate::component::{Fault, Policy};
 use crate::history::HistoryMode;
 use crate::machine::{Machine, MachineConfig};
 use crate::memory::{Access, Mapping};

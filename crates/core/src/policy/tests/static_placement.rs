@@ -1,10 +1,10 @@
 //! Unit tests of the `static_placement` policy against the recording double, one behaviour each.
 
 use super::*;
+use crate::component::Fault;
 use crate::history::HistoryMode;
 use crate::memory::Access;
 use crate::mm::{Action, Mm, Recording};
-use crate::policy::Fault;
 use crate::types::ThreadId;
 
 fn machine() -> Machine {
