@@ -2,14 +2,27 @@
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
+use config::{machine_from_table, read_text, run_config};
+use failure::{user, Failure};
+use limits::{host_limits, StudyLimits};
 use numaplace_core::fields::{flatten, FieldInfo, Fields};
 use numaplace_core::sched::SchedulerConfig;
 use numaplace_core::workload::WorkloadConfig;
 use numaplace_core::{Machine, MachineConfig, PolicyConfig, SimError};
-use numaplace_harness::{presets, resolve, text, Overrides, UserError};
+use numaplace_harness::{presets, text, Overrides, UserError};
+use optimum::{oracle_failure, run_oracle, TracePath};
+use output::{emit, out};
+use parse::parse_count;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod config;
+mod failure;
+mod limits;
+mod optimum;
+mod output;
+mod parse;
+mod progress;
 mod tune_cmd;
 
 /// Dynamic page placement on non-uniform memory: a deterministic simulator of the classic
@@ -244,17 +257,6 @@ enum ReplayModel {
     Replication,
 }
 
-fn parse_count(s: &str) -> Result<u64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}`: expected a count such as 5e9"))?;
-    if !v.is_finite() || v < 1.0 || v > u64::MAX as f64 {
-        return Err(format!("`{s}`: expected a count of at least 1"));
-    }
-    Ok(v as u64)
-}
-
 #[derive(Args, Debug)]
 struct BreakevenArgs {
     /// Machine preset (default: butterfly-plus).
@@ -369,56 +371,6 @@ struct ReproduceArgs {
     limits: StudyLimits,
 }
 
-/// The size limits of a sweep or a reproduction, checked before the first run.
-#[derive(Args, Debug)]
-struct StudyLimits {
-    /// Refuse a sweep or study (or shard) with more runs than this.
-    #[arg(long, value_name = "N", default_value_t = numaplace_study::DEFAULT_MAX_RUNS)]
-    max_runs: usize,
-    /// Run however many runs there are and however large their points are (no
-    /// --max-runs, memory or operation limit).
-    #[arg(long)]
-    force: bool,
-    /// Refuse a point whose memory estimate exceeds SIZE (default: 80% of the memory
-    /// available, shared among the parallel runs).
-    #[arg(long, value_name = "SIZE", value_parser = numaplace_harness::limits::parse_bytes)]
-    max_memory: Option<u64>,
-}
-
-impl StudyLimits {
-    /// The run-count limit, none with `--force`.
-    fn max_runs(&self) -> Option<usize> {
-        (!self.force).then_some(self.max_runs)
-    }
-
-    /// The runner of a sweep or reproduction: every point held to the host's limits
-    /// shared among the `jobs` runs that go at once (0: one per core), or to none with
-    /// `--force`.
-    fn runner(&self, jobs: usize) -> numaplace_harness::SimRunner {
-        let limits = host_limits(self.force, self.max_memory);
-        let jobs = match jobs {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        };
-        numaplace_harness::SimRunner::with_limits(limits.shared(jobs))
-    }
-}
-
-/// The limits of one run: none with `--force`, else the host's, with `--max-memory`
-/// replacing the memory limit.
-fn host_limits(force: bool, max_memory: Option<u64>) -> numaplace_harness::Limits {
-    let mut limits = if force {
-        numaplace_harness::Limits::none()
-    } else {
-        numaplace_harness::Limits::from_host()
-    };
-    if let Some(b) = max_memory {
-        limits.max_bytes = b;
-        limits.bytes_source = "--max-memory".into();
-    }
-    limits
-}
-
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     let (i, n) = s
         .split_once('/')
@@ -435,61 +387,6 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
         return Err(format!("`{s}`: need 0 <= I < N"));
     }
     Ok((i, n))
-}
-
-/// An error with the exit code it deserves: 2 for bad input, 1 for anything else, 0 for
-/// a reader that went away (a closed pipe ends the program quietly).
-struct Failure {
-    code: u8,
-    err: anyhow::Error,
-}
-
-impl Failure {
-    fn closed_pipe() -> Failure {
-        Failure {
-            code: 0,
-            err: anyhow::anyhow!("standard output closed"),
-        }
-    }
-}
-
-/// Writes `text` to standard output; a closed pipe (`numaplace list | head -1`) ends the
-/// program quietly with success instead of a panic.
-fn out(text: &str) -> Result<(), Failure> {
-    use std::io::Write;
-    let mut o = std::io::stdout().lock();
-    o.write_all(text.as_bytes())
-        .and_then(|()| o.flush())
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                Failure::closed_pipe()
-            } else {
-                Failure {
-                    code: 1,
-                    err: anyhow::Error::new(e).context("writing to standard output"),
-                }
-            }
-        })
-}
-
-impl From<anyhow::Error> for Failure {
-    fn from(err: anyhow::Error) -> Failure {
-        let code = if err.downcast_ref::<UserError>().is_some() {
-            2
-        } else {
-            1
-        };
-        Failure { code, err }
-    }
-}
-
-impl From<UserError> for Failure {
-    fn from(e: UserError) -> Failure {
-        Failure {
-            code: 2,
-            err: e.into(),
-        }
-    }
 }
 
 fn main() -> ExitCode {
@@ -531,57 +428,6 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
     }
 }
 
-fn read_text(path: &PathBuf) -> Result<(String, String), Failure> {
-    let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UserError::new(format!("{origin}: cannot read: {e}")))?;
-    Ok((origin, text))
-}
-
-/// Set by the first Ctrl-C (or TERM): the run stops at its next check and reports what it
-/// has; a second one ends the program at once.
-static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-fn install_stop_handler() {
-    let _ = ctrlc::set_handler(|| {
-        if STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    });
-}
-
-/// Shows a run's progress on a terminal and passes on a stop request.
-struct RunMonitor {
-    bar: indicatif::ProgressBar,
-}
-
-impl numaplace_core::Monitor for RunMonitor {
-    fn progress(&mut self, p: numaplace_core::Progress) -> bool {
-        if self.bar.length().is_some_and(|l| p.ops > l) {
-            self.bar.set_length(p.ops);
-        }
-        self.bar.set_position(p.ops);
-        self.bar
-            .set_message(format!("simulated {:.6} s", p.now.0 as f64 * 1e-9));
-        !STOP.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-/// A run's configuration: the file (if any) with the command line's overrides, resolved
-/// as `numaplace run` resolves it.
-fn run_config(
-    file: Option<&PathBuf>,
-    ov: &Overrides,
-) -> Result<numaplace_harness::RunConfig, Failure> {
-    Ok(match file {
-        Some(path) => {
-            let (origin, text) = read_text(path)?;
-            numaplace_harness::resolve_text(&origin, &text, ov)?
-        }
-        None => resolve(None, ov)?,
-    })
-}
-
 fn run(a: RunArgs) -> Result<(), Failure> {
     let ov = Overrides {
         machine: a.machine,
@@ -616,18 +462,9 @@ fn run(a: RunArgs) -> Result<(), Failure> {
         let top = if a.pages > 0 { a.pages } else { 10 };
         return run_oracle(&cfg, None, top, a.json, Default::default());
     }
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(est.ops.max(1)),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{elapsed_precise} [{wide_bar}] {pos}/{len} ops (estimate), {msg}, eta {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    install_stop_handler();
-    let monitor = Box::new(RunMonitor { bar: bar.clone() });
+    let bar = progress::bar(est.ops.max(1), "ops (estimate)");
+    progress::install_stop_handler();
+    let monitor = Box::new(progress::RunMonitor { bar: bar.clone() });
     // The JSON record is built only when asked for: with the per-page report of a large
     // address space it takes far more memory than the run itself.
     let result = numaplace_harness::run_monitored(&cfg, Some((monitor, 1 << 16)));
@@ -690,109 +527,6 @@ fn run(a: RunArgs) -> Result<(), Failure> {
                 stats.makespan_ns as f64 * 1e-9
             ),
         });
-    }
-    Ok(())
-}
-
-/// Where a trace goes: the file asked for, or a temporary one removed on drop.
-struct TracePath {
-    path: PathBuf,
-    keep: bool,
-}
-
-impl TracePath {
-    fn new(asked: Option<PathBuf>) -> TracePath {
-        match asked {
-            Some(path) => TracePath { path, keep: true },
-            None => TracePath {
-                path: std::env::temp_dir()
-                    .join(format!("numaplace-trace-{}.bin", std::process::id())),
-                keep: false,
-            },
-        }
-    }
-}
-
-impl Drop for TracePath {
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
-fn oracle_failure(e: numaplace_oracle::solve::OracleError) -> Failure {
-    use numaplace_oracle::solve::OracleError;
-    match e {
-        OracleError::Sim(SimError::Config(c)) => {
-            Failure::from(UserError::new(format!("invalid configuration: {c}")))
-        }
-        OracleError::Sim(e @ SimError::TimeOverflow { .. }) => {
-            Failure::from(UserError::new(e.to_string()))
-        }
-        OracleError::Io { path, source } if source.kind() == std::io::ErrorKind::InvalidData => {
-            Failure::from(UserError::new(format!("{path}: {source}")))
-        }
-        other => Failure::from(anyhow::Error::new(other).context("oracle failed")),
-    }
-}
-
-/// Records `cfg`'s run, solves it and prints the run's summary with the oracle's report.
-fn run_oracle(
-    cfg: &numaplace_core::RunConfig,
-    trace: Option<PathBuf>,
-    top: usize,
-    json: Option<PathBuf>,
-    opts: numaplace_oracle::solve::SolveOptions,
-) -> Result<(), Failure> {
-    let trace = TracePath::new(trace);
-    eprintln!(
-        "oracle: simulating and recording to {}",
-        trace.path.display()
-    );
-    let (run, sol) = numaplace_harness::oracle::run_with_oracle(cfg, &trace.path, opts)
-        .map_err(oracle_failure)?;
-    let rss = numaplace_harness::bench::peak_rss_bytes();
-    let mut report = text::run_summary(cfg, &run.stats);
-    report.push_str(&numaplace_harness::oracle::oracle_text(
-        &sol,
-        &run.page_data,
-        top,
-        rss,
-    ));
-    emit(report, json, || {
-        let mut v = run.json.clone();
-        if let Some(o) = v.as_object_mut() {
-            o.insert(
-                "oracle".into(),
-                numaplace_harness::oracle::oracle_json(&sol, true),
-            );
-        }
-        v
-    })
-}
-
-/// Prints `report`, and the JSON `value()` to `json` when asked (`-`: standard output
-/// gets only the JSON and the report goes to standard error).
-fn emit(
-    report: String,
-    json: Option<PathBuf>,
-    value: impl FnOnce() -> serde_json::Value,
-) -> Result<(), Failure> {
-    let to_stdout = json.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    if to_stdout {
-        eprint!("{report}");
-    } else {
-        out(&report)?;
-    }
-    if let Some(path) = json {
-        let body = serde_json::to_string_pretty(&value()).context("serialising the result")?;
-        if to_stdout {
-            out(&(body + "\n"))?;
-        } else {
-            std::fs::write(&path, body + "\n")
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
     }
     Ok(())
 }
@@ -1109,21 +843,6 @@ fn breakeven(a: BreakevenArgs) -> Result<(), Failure> {
     }
 }
 
-/// The machine of `--machine` and `--set`, with an error naming the field it is about
-/// (serde reports an unknown field at the table that holds it).
-fn machine_from_table(table: toml::Table) -> Result<MachineConfig, Failure> {
-    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let at = if path == "." || path.is_empty() {
-            String::new()
-        } else {
-            format!("machine.{path}: ")
-        };
-        UserError::new(format!("invalid machine: {at}{}", inner.message())).into()
-    })
-}
-
 /// `--min-seconds`: a finite number of seconds from 0 to an hour.
 fn min_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -1194,10 +913,6 @@ fn bench(a: BenchArgs) -> Result<(), Failure> {
         return out(&(body + "\n"));
     }
     out(&bench::render(&results, old.as_deref()))
-}
-
-fn user(e: anyhow::Error) -> Failure {
-    Failure { code: 2, err: e }
 }
 
 fn sweep(a: SweepArgs) -> Result<(), Failure> {

@@ -1,6 +1,9 @@
 //! `numaplace tune` and `numaplace robustness`.
 
-use crate::{out, Failure};
+use crate::failure::Failure;
+use crate::limits::host_limits;
+use crate::output::out;
+use crate::progress::bar;
 use anyhow::Context;
 use clap::Args;
 use numaplace_core::tune::{Space, Value};
@@ -245,7 +248,7 @@ fn cell_objective(
             })?;
         }
     }
-    numaplace_harness::admit(&cfg, &crate::host_limits(false, None))?;
+    numaplace_harness::admit(&cfg, &host_limits(false, None))?;
     Ok(obj)
 }
 
@@ -254,20 +257,6 @@ fn pool(jobs: usize) -> Result<rayon::ThreadPool, Failure> {
         .num_threads(jobs)
         .build()
         .context("cannot start worker threads")?)
-}
-
-fn bar(len: u64, what: &str) -> indicatif::ProgressBar {
-    let b = indicatif::ProgressBar::with_draw_target(
-        Some(len),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    b.set_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{{elapsed_precise}} [{{wide_bar}}] {{pos}}/{{len}} {what}, {{msg}}, eta {{eta}}"
-        ))
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    b
 }
 
 /// One search's results.
