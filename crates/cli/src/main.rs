@@ -2,7 +2,9 @@
 //! module under `commands/`.
 
 use clap::{Parser, Subcommand};
-use commands::{bench, breakeven, list, oracle, report, reproduce, run, show, sweep};
+use commands::{
+    bench, breakeven, list, oracle, report, reproduce, robustness, run, show, sweep, tune,
+};
 use failure::Failure;
 use std::process::ExitCode;
 
@@ -14,7 +16,7 @@ mod optimum;
 mod output;
 mod parse;
 mod progress;
-mod tune_cmd;
+mod search;
 
 /// Dynamic page placement on non-uniform memory: a deterministic simulator of the classic
 /// and modern placement policies.
@@ -60,11 +62,11 @@ enum Command {
     /// Tune a policy's parameters for one workload on one machine: a noise-aware search
     /// of the space the policy declares, its budget counted in simulation runs; writes the
     /// best setting as a [policy] table, every candidate and a convergence plot.
-    Tune(tune_cmd::TuneArgs),
+    Tune(tune::TuneArgs),
     /// Settings of a policy across a grid of workloads x machines: each setting's regret
     /// against each cell's tuned best, its worst and mean regret, and the minimax-regret
     /// default.
-    Robustness(tune_cmd::RobustnessArgs),
+    Robustness(robustness::RobustnessArgs),
 }
 
 fn main() -> ExitCode {
@@ -93,7 +95,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Breakeven(a) => breakeven::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Oracle(a) => oracle::run(a),
-        Command::Tune(a) => tune_cmd::tune(a),
-        Command::Robustness(a) => tune_cmd::robustness(a),
+        Command::Tune(a) => tune::run(a),
+        Command::Robustness(a) => robustness::run(a),
     }
 }

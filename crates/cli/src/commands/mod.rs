@@ -8,6 +8,8 @@ pub mod list;
 pub mod oracle;
 pub mod report;
 pub mod reproduce;
+pub mod robustness;
 pub mod run;
 pub mod show;
 pub mod sweep;
+pub mod tune;
