@@ -1,0 +1,49 @@
+//! Standard output: a closed pipe ends quietly, and `--json -` leaves it to the JSON alone.
+
+use crate::failure::Failure;
+use anyhow::Context;
+use std::path::PathBuf;
+
+/// Writes `text` to standard output; a closed pipe (`numaplace list | head -1`) ends the
+/// program quietly with success instead of a panic.
+pub fn out(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    o.write_all(text.as_bytes())
+        .and_then(|()| o.flush())
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                Failure::closed_pipe()
+            } else {
+                Failure {
+                    code: 1,
+                    err: anyhow::Error::new(e).context("writing to standard output"),
+                }
+            }
+        })
+}
+
+/// Prints `report`, and the JSON `value()` to `json` when asked (`-`: standard output
+/// gets only the JSON and the report goes to standard error).
+pub fn emit(
+    report: String,
+    json: Option<PathBuf>,
+    value: impl FnOnce() -> serde_json::Value,
+) -> Result<(), Failure> {
+    let to_stdout = json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if to_stdout {
+        eprint!("{report}");
+    } else {
+        out(&report)?;
+    }
+    if let Some(path) = json {
+        let body = serde_json::to_string_pretty(&value()).context("serialising the result")?;
+        if to_stdout {
+            out(&(body + "\n"))?;
+        } else {
+            std::fs::write(&path, body + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
