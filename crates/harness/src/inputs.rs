@@ -1,7 +1,7 @@
 //! Inputs a run needs from outside the core: the sparse matrix of `matvec-sparse`, read
 //! from a built-in name or a Matrix Market / Harwell-Boeing file.
 
-use crate::resolve::UserError;
+use crate::error::UserError;
 use numaplace_core::workload::{MatvecSparseConfig, SparseRows};
 use numaplace_core::RunConfig;
 use numaplace_sparse::{

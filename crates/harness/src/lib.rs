@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod bench;
+pub mod error;
 pub mod inputs;
 pub mod limits;
 pub mod oracle;
@@ -18,8 +19,9 @@ pub mod study_runner;
 pub mod text;
 pub mod tune;
 
+pub use error::{UserError, ValueSource};
 pub use limits::{admit, Limits};
 pub use numaplace_core::{RunConfig, Stats};
-pub use resolve::{resolve, resolve_text, Overrides, UserError, ValueSource};
+pub use resolve::{resolve, resolve_text, Overrides};
 pub use result::{run_monitored, run_to_json, run_to_json_monitored, RunOutput};
 pub use study_runner::SimRunner;

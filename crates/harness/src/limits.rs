@@ -3,7 +3,7 @@
 //! refused before anything is allocated, naming the estimate and the field that drives it;
 //! `--force` runs it anyway.
 
-use crate::resolve::UserError;
+use crate::error::UserError;
 use numaplace_core::estimate::{human_bytes, Part};
 use numaplace_core::{Estimate, RunConfig};
 

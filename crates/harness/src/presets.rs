@@ -1,6 +1,6 @@
 //! Machine presets: data files with the papers' figures, compiled into the binary.
 
-use crate::resolve::UserError;
+use crate::error::UserError;
 
 /// Name of the machine a bare `numaplace run` uses.
 pub const DEFAULT_MACHINE: &str = "butterfly-plus";

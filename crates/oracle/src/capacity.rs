@@ -44,8 +44,8 @@
 //! one of the migration-only optimum with limits.
 
 use crate::dp::Run;
+use crate::error::OracleError;
 use crate::model::CostModel;
-use crate::solve::OracleError;
 use crate::trace::{Record, TraceReader};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -370,7 +370,7 @@ fn evaluate_trace(
     let mut more = true;
     while more {
         chunk.clear();
-        while chunk.len() < crate::solve::CHUNK_RECORDS {
+        while chunk.len() < crate::trace::CHUNK_RECORDS {
             if !reader
                 .next_block(&mut chunk)
                 .map_err(OracleError::io(path))?

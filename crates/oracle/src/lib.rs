@@ -17,6 +17,7 @@
 pub mod brute;
 pub mod capacity;
 pub mod dp;
+pub mod error;
 pub mod model;
 pub mod record;
 pub mod replay;

@@ -1,7 +1,7 @@
 //! Recording a run: the simulation with a [`Recorder`] installed, the trace finished
 //! with the policy's per-page movements.
 
-use crate::solve::OracleError;
+use crate::error::OracleError;
 use crate::trace::{Footer, Header, PageMoves, Recorder, TraceWriter};
 use numaplace_core::{RunConfig, Stats};
 use std::cell::RefCell;

@@ -25,8 +25,8 @@
 use crate::dp::{
     merge, Action, CopySchedule, ReplicationDp, Run, Scratch, Traceback, MAX_REPLICATION_NODES,
 };
+use crate::error::OracleError;
 use crate::model::CostModel;
-use crate::solve::OracleError;
 use crate::trace::TraceReader;
 use numaplace_core::component::{
     default_fault, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy, PolicyEntry,

@@ -13,41 +13,16 @@ use crate::dp::{
 };
 use crate::model::CostModel;
 use crate::trace::{Footer, Header, PageMoves, Record, TraceReader};
+// Public here too: both were defined in this module before, and `solve::OracleError`
+// and `solve::CHUNK_RECORDS` stay valid paths.
+pub use crate::error::OracleError;
+pub use crate::trace::CHUNK_RECORDS;
 use numaplace_core::{Machine, SimError};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-
-/// Records dealt to the shards at a time.
-pub const CHUNK_RECORDS: usize = 1 << 20;
-
-/// Why the oracle could not answer.
-#[derive(Debug, thiserror::Error)]
-pub enum OracleError {
-    /// The run could not be simulated.
-    #[error(transparent)]
-    Sim(#[from] SimError),
-    /// A trace or schedule file could not be read or written.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// What went wrong.
-        source: io::Error,
-    },
-}
-
-impl OracleError {
-    pub(crate) fn io(path: &Path) -> impl FnOnce(io::Error) -> OracleError + '_ {
-        move |source| OracleError::Io {
-            path: path.display().to_string(),
-            source,
-        }
-    }
-}
 
 /// One page's optimum and the policy's cost on it.
 #[derive(Clone, Debug, Default, Serialize)]

@@ -30,6 +30,10 @@ const END_MAGIC: &[u8; 8] = b"NPTREND1";
 /// Records per block.
 pub const BLOCK_RECORDS: usize = 1 << 16;
 
+/// Records a parallel pass over a trace (the solvers', the capacity bound's) reads
+/// before dealing them to its shards.
+pub const CHUNK_RECORDS: usize = 1 << 20;
+
 /// What a trace starts with.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Header {

@@ -85,19 +85,8 @@ pub use generate::{
     gr_30_30, grid9, standin_holliday_009, standin_holliday_014, GRID9_DIAGONAL, GRID9_OFF_DIAGONAL,
 };
 pub use hb::{read_harwell_boeing, to_harwell_boeing};
-pub use matrix::{SparseMatrix, Symmetry};
+pub use matrix::{SparseMatrix, Symmetry, MAX_DIMENSION};
 pub use mm::{read_matrix_market, to_matrix_market};
-
-/// Largest number of rows or columns a file may declare (2^24).
-///
-/// CSR storage allocates one pointer per row, empty rows included, so an
-/// absurd size line (a corrupted or hostile file) would otherwise exhaust
-/// memory before any entry is read. The limit is far above any matrix a
-/// simulation can use (Holliday's largest has 900 rows) and keeps the
-/// pointer array of a file at the limit to 128 MiB. Columns get the same
-/// limit so that writing a matrix back (the Harwell-Boeing writer keeps one
-/// pointer per column) is bounded in the same way.
-pub const MAX_DIMENSION: usize = 1 << 24;
 
 /// Largest file [`read_path`] reads (256 MiB).
 ///

@@ -2,7 +2,17 @@
 //! file stores.
 
 use crate::error::{ErrorKind, MatrixError};
-use crate::MAX_DIMENSION;
+
+/// Largest number of rows or columns a file may declare (2^24).
+///
+/// CSR storage allocates one pointer per row, empty rows included, so an
+/// absurd size line (a corrupted or hostile file) would otherwise exhaust
+/// memory before any entry is read. The limit is far above any matrix a
+/// simulation can use (Holliday's largest has 900 rows) and keeps the
+/// pointer array of a file at the limit to 128 MiB. Columns get the same
+/// limit so that writing a matrix back (the Harwell-Boeing writer keeps one
+/// pointer per column) is bounded in the same way.
+pub const MAX_DIMENSION: usize = 1 << 24;
 
 /// Which part of the matrix the stored entries describe.
 ///

@@ -18,6 +18,7 @@ pub mod stats;
 pub mod store;
 pub mod sweep;
 pub mod table;
+pub mod unit;
 pub mod value;
 
 pub use claims::{evaluate, Check, Claim, ClaimKind, ClaimResult, Status};

@@ -15,11 +15,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde_json::Value;
 
-use crate::reproduce::PaperUnit;
 use crate::spec::{default_group_by, Band, PlotKind, PlotSpec, Spec, XScale};
 use crate::stats::Summary;
 use crate::store::Record;
 use crate::table::group_records;
+use crate::unit::PaperUnit;
 use crate::value::{
     as_f64, compare_values, fmt_num, get_dotted, label, toml_to_json, values_equal,
 };

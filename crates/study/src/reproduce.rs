@@ -52,6 +52,9 @@ use crate::spec::{
 use crate::stats::Statistic;
 use crate::sweep::{plan_sweep, run_plan, Runner, SweepOptions, DEFAULT_MAX_RUNS};
 use crate::table::{render_aligned, render_markdown, summarize, SummaryTable, TableOptions};
+// Public here too: it was defined in this module before, and `reproduce::PaperUnit`
+// stays a valid path.
+pub use crate::unit::PaperUnit;
 use crate::value::{fmt_num, label, toml_to_json};
 
 /// Name of the paper description file inside a paper directory.
@@ -126,45 +129,6 @@ pub struct CalibratedInput {
     /// How it was fitted, or why the paper gives no figure.
     #[serde(default)]
     pub note: String,
-}
-
-/// A unit the paper prints a time in; the time metrics are in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum PaperUnit {
-    /// Seconds.
-    #[serde(rename = "s")]
-    S,
-    /// Milliseconds.
-    #[serde(rename = "ms")]
-    Ms,
-    /// Microseconds.
-    #[serde(rename = "us")]
-    Us,
-    /// Nanoseconds.
-    #[serde(rename = "ns")]
-    Ns,
-}
-
-impl PaperUnit {
-    /// Nanoseconds in one of this unit.
-    pub fn ns(self) -> f64 {
-        match self {
-            PaperUnit::S => 1e9,
-            PaperUnit::Ms => 1e6,
-            PaperUnit::Us => 1e3,
-            PaperUnit::Ns => 1.0,
-        }
-    }
-
-    /// The unit's symbol.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            PaperUnit::S => "s",
-            PaperUnit::Ms => "ms",
-            PaperUnit::Us => "us",
-            PaperUnit::Ns => "ns",
-        }
-    }
 }
 
 /// A number transcribed from the paper (`[[reported]]`).

@@ -249,10 +249,10 @@ pub struct PlotSpec {
     pub x_scale: XScale,
     /// The unit x is shown in when it is a time in ns (`s`, `ms`, `us`).
     #[serde(default)]
-    pub x_unit: Option<crate::reproduce::PaperUnit>,
+    pub x_unit: Option<crate::unit::PaperUnit>,
     /// The unit the metric is shown in when it is a time in ns (`s`, `ms`, `us`).
     #[serde(default)]
-    pub y_unit: Option<crate::reproduce::PaperUnit>,
+    pub y_unit: Option<crate::unit::PaperUnit>,
     /// Reference levels (`line` plots): selectors whose runs are drawn as one horizontal
     /// line each at their mean across the plot (e.g. a static placement's time beside a
     /// parameter sweep), instead of as points of a line.

@@ -1,0 +1,156 @@
+//! The workspace's own crates: no import circle between a crate's top-level modules,
+//! and, where a crate has a layer table, its modules keep to it.
+//!
+//! A failure lists each circle with every edge inside it and the first place in the
+//! source that makes the edge; moving what one of those places names into a module
+//! below both ends breaks that edge.
+
+use numaplace_archcheck::ModuleGraph;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/archcheck is two levels below the workspace root")
+        .to_path_buf()
+}
+
+fn graph_of(krate: &str) -> ModuleGraph {
+    let src = workspace_root().join("crates").join(krate).join("src");
+    ModuleGraph::of_crate(&src).unwrap_or_else(|e| panic!("crates/{krate}: {e}"))
+}
+
+/// A place in the source, relative to the workspace root.
+fn shown(at: &numaplace_archcheck::Location) -> String {
+    let root = workspace_root();
+    let file = at.file.strip_prefix(&root).unwrap_or(&at.file);
+    format!("{}:{}", file.display(), at.line)
+}
+
+fn assert_no_circle(krate: &str) {
+    let graph = graph_of(krate);
+    let cycles = graph.cycles();
+    if cycles.is_empty() {
+        return;
+    }
+    let mut message = format!("crates/{krate} has import circles between its modules:\n");
+    for cycle in &cycles {
+        writeln!(message, "\n  circle: {}", cycle.join(", ")).unwrap();
+        for edge in graph.edges_among(cycle) {
+            writeln!(
+                message,
+                "    {} -> {}  ({})",
+                edge.from,
+                edge.to,
+                shown(&edge.at)
+            )
+            .unwrap();
+        }
+    }
+    panic!("{message}");
+}
+
+fn assert_layers(krate: &str, layers: &[(&str, &[&str])]) {
+    let graph = graph_of(krate);
+    let violations = graph.check_layers(layers);
+    if violations.is_empty() {
+        return;
+    }
+    let mut message = format!("crates/{krate} breaks its layer table:\n");
+    let root = format!("{}/", workspace_root().display());
+    for violation in &violations {
+        writeln!(message, "  {}", violation.to_string().replace(&root, "")).unwrap();
+    }
+    panic!("{message}");
+}
+
+/// Every crate under `crates/`, each checked by a test below.
+const CRATES: &[&str] = &[
+    "archcheck",
+    "cli",
+    "core",
+    "derive",
+    "harness",
+    "oracle",
+    "sparse",
+    "study",
+];
+
+#[test]
+fn every_crate_of_the_workspace_is_checked() {
+    let mut found: Vec<String> = std::fs::read_dir(workspace_root().join("crates"))
+        .expect("the crates directory")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.join("Cargo.toml").is_file())
+        .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    assert_eq!(found, CRATES, "a new crate needs its test here");
+}
+
+#[test]
+#[ignore = "layer table added with the core's restructuring"]
+fn core_has_no_import_circle() {
+    assert_no_circle("core");
+}
+
+#[test]
+#[ignore = "layer table added with the core's restructuring"]
+fn core_layers() {
+    // The core's layers, from the lowest up: each entry a layer's name and its
+    // top-level modules (and `crate` for items lib.rs defines itself). A module may use
+    // its own layer and lower ones only; every module must be placed.
+    let layers: &[(&str, &[&str])] = &[];
+    assert_layers("core", layers);
+}
+
+#[test]
+fn derive_has_no_import_circle() {
+    assert_no_circle("derive");
+}
+
+#[test]
+fn harness_has_no_import_circle() {
+    assert_no_circle("harness");
+}
+
+#[test]
+fn cli_has_no_import_circle() {
+    assert_no_circle("cli");
+}
+
+#[test]
+fn study_has_no_import_circle() {
+    assert_no_circle("study");
+}
+
+#[test]
+fn sparse_has_no_import_circle() {
+    assert_no_circle("sparse");
+}
+
+#[test]
+fn oracle_has_no_import_circle() {
+    assert_no_circle("oracle");
+}
+
+#[test]
+fn archcheck_has_no_import_circle() {
+    assert_no_circle("archcheck");
+}
+
+#[test]
+fn archcheck_layers() {
+    assert_layers(
+        "archcheck",
+        &[
+            ("places", &["location"]),
+            ("errors", &["error"]),
+            ("reading", &["scan"]),
+            ("graph", &["graph"]),
+            ("checks", &["layers"]),
+        ],
+    );
+}
