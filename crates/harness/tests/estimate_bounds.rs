@@ -140,3 +140,36 @@ workload = { kind = "matvec", n = 128, threads = 4 }
         check_config(&format!("three programs under {policy}"), &cfg);
     }
 }
+
+/// The estimate of `workload` on `machine` with `sets`: its total and its threads' part.
+fn estimated(machine: &str, workload: &str, sets: &[&str]) -> (u64, u64) {
+    let cfg = resolve(
+        None,
+        &Overrides {
+            machine: Some(machine.into()),
+            workload: Some(workload.into()),
+            seed: Some(1),
+            sets: sets.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let est = limits::estimate(&cfg).unwrap();
+    let threads = est
+        .parts
+        .iter()
+        .find(|p| p.what == "threads and their generated operations")
+        .expect("a threads term")
+        .bytes;
+    (est.bytes, threads)
+}
+
+#[test]
+fn nas_cg_class_a_is_estimated_under_a_gigabyte_whatever_its_iterations() {
+    // Each thread holds a few hundred operations of its work at a time, not an iteration.
+    let (total, threads) = estimated("origin2000", "nas-cg", &["workload.iterations=15"]);
+    let (total_75, threads_75) = estimated("origin2000", "nas-cg", &["workload.iterations=75"]);
+    assert!(total < 1_000_000_000, "{total} B");
+    assert!(total_75 < 1_000_000_000, "{total_75} B");
+    assert_eq!(threads, threads_75);
+}

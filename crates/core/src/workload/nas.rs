@@ -21,7 +21,7 @@
 //! one barrier; the kernels' inner barriers, reductions and pipelined wavefronts (LU) are
 //! left out, as are the setup phase and verification.
 
-use super::emit::Emitter;
+use super::emit::{Emitter, STREAM_OPS};
 use super::fork_join::{ForkJoin, LoopBody};
 use crate::cache::{CacheStats, Caches, ExactLru};
 use crate::component::{Op, Program};
@@ -127,6 +127,90 @@ struct Plan {
     pages: u64,
     /// Operations one chunk (thread's share of an iteration) emits, at most.
     chunk_ops: u64,
+    /// How a chunk is cut into parts.
+    cut: Cut,
+    /// Operations one part appends, at most.
+    part_ops: u64,
+}
+
+/// Operations a part of a chunk aims at: a thread holds about [`STREAM_OPS`] of them
+/// plus one part.
+const PART_OPS: u64 = STREAM_OPS as u64;
+
+/// How a chunk is cut into parts (see [`Body::part`]): the page size, whether passes are
+/// emitted apart, and the lines of a slice of a walk too long for one part.
+#[derive(Clone, Copy, Debug)]
+struct Cut {
+    page_size: u64,
+    cached: bool,
+    slice_lines: u64,
+}
+
+impl Cut {
+    fn new(page_size: u64, cached: bool) -> Cut {
+        // A slice's lines touch at most `PART_OPS` pages: one run each.
+        let slice_lines = ((PART_OPS - 1).saturating_mul(page_size) / LINE_BYTES).max(1);
+        Cut {
+            page_size,
+            cached,
+            slice_lines,
+        }
+    }
+
+    /// Runs a walk of `lines` lines appends, at most (one per page it touches).
+    fn runs(&self, lines: u64) -> u64 {
+        lines
+            .saturating_mul(LINE_BYTES)
+            .div_ceil(self.page_size.max(1))
+            .saturating_add(1)
+    }
+
+    /// Operations one part appends, at most: a part's walks or slice, and the sweep's
+    /// compute operation.
+    fn part_ops(&self) -> u64 {
+        PART_OPS.max(self.runs(self.slice_lines)).saturating_add(1)
+    }
+}
+
+/// A sweep of one chunk as parts: its walks, each emitted `emits` times (once per pass
+/// with processor caches, else once with every pass's references), make `walks * emits`
+/// emissions of at most `max_lines` lines each; a part holds `per_part` whole emissions,
+/// or, when one emission alone would overrun a part, a slice of `slices` of one.
+#[derive(Clone, Copy, Debug)]
+struct SweepParts {
+    walks: u64,
+    emits: u64,
+    per_part: u64,
+    slices: u64,
+}
+
+impl SweepParts {
+    fn new(walks: u64, emits: u64, max_lines: u64, cut: &Cut) -> SweepParts {
+        let runs = cut.runs(max_lines);
+        let (per_part, slices) = if runs <= PART_OPS {
+            ((PART_OPS / runs).max(1), 1)
+        } else {
+            (1, max_lines.div_ceil(cut.slice_lines))
+        };
+        SweepParts {
+            walks,
+            emits,
+            per_part,
+            slices,
+        }
+    }
+
+    fn emissions(&self) -> u64 {
+        self.walks.saturating_mul(self.emits)
+    }
+
+    fn parts(&self) -> u64 {
+        if self.slices == 1 {
+            self.emissions().div_ceil(self.per_part)
+        } else {
+            self.emissions().saturating_mul(self.slices)
+        }
+    }
 }
 
 fn plan(spec: &KernelSpec, c: &Common, machine: &Machine) -> Result<Plan, ConfigError> {
@@ -163,12 +247,27 @@ fn plan(spec: &KernelSpec, c: &Common, machine: &Machine) -> Result<Plan, Config
             .saturating_add(planes.saturating_mul(per_plane).saturating_mul(walks))
             .saturating_add(1);
     }
+    let cut = Cut::new(ps, machine.config.cache.enabled);
+    // A chunk's parts are counted in a `u32` ([`LoopBody::parts`]).
+    for c in 0..threads as u64 {
+        let parts = spec.sweeps.iter().fold(0u64, |n, s| {
+            n.saturating_add(sweep_parts(spec, s, c, threads as u64, &cut).parts())
+        });
+        if parts > u32::MAX as u64 {
+            return Err(ConfigError::new(
+                "workload.n",
+                format!("a thread's share of an iteration makes {parts} parts of a few hundred operations; at most {} are supported", u32::MAX),
+            ));
+        }
+    }
     Ok(Plan {
         layout,
         ids,
         threads,
         pages,
         chunk_ops,
+        cut,
+        part_ops: cut.part_ops(),
     })
 }
 
@@ -188,10 +287,12 @@ pub fn footprint(
         pages: p.pages,
         threads: p.threads,
         ops: per_iter.saturating_mul(spec.iterations as u64),
-        buffered_ops: p
-            .chunk_ops
-            .saturating_mul(p.threads as u64)
-            .saturating_add(4),
+        // A thread's work is appended a part at a time until past `STREAM_OPS` (the
+        // driver's), with the run held back from the call before, the iteration's entry
+        // and its barrier, exit and end.
+        buffered_ops: (STREAM_OPS as u64)
+            .saturating_add(p.part_ops)
+            .saturating_add(5),
         bytes: ForkJoin::<Body>::bytes(p.threads)
             .saturating_add(p.threads as u64 * p.threads as u64 * 4)
             .saturating_add(spec.arrays.len() as u64 * 64),
@@ -211,6 +312,8 @@ pub struct Body {
     compute_ns_per_line: u64,
     /// Whether the machine has processor caches (then passes are emitted apart).
     cached: bool,
+    /// How a chunk is cut into parts (the plan's).
+    cut: Cut,
 }
 
 /// One walk of a sweep: `lines` cache lines from byte address `at`, `passes` times.
@@ -228,47 +331,89 @@ pub struct Walk {
 
 /// The walks thread (chunk) `c` of `p` makes for sweep `s`, arrays at `bases`.
 fn sweep_walks(spec: &KernelSpec, bases: &[u64], s: &Sweep, c: u64, p: u64, out: &mut Vec<Walk>) {
-    // `passes` walks of the lines holding bytes `[from, to)` of array `a`.
-    let mut lines = |a: usize, from: u64, to: u64, write: bool, passes: u32| {
-        if to <= from {
-            return;
+    for w in 0..walk_count(spec, s, c, p) {
+        out.push(walk_of(spec, bases, s, c, p, w));
+    }
+}
+
+/// Bytes `[from, to)` of its array that thread `c` of `p` walks in sweep `s`'s walk `w`
+/// (`w` below the plane count for [`Sweep::Across`], else 0).
+fn walk_bytes(spec: &KernelSpec, s: &Sweep, c: u64, p: u64, w: u64) -> (u64, u64) {
+    match *s {
+        Sweep::Own { array, .. } => {
+            let a = &spec.arrays[array];
+            let (lo, hi) = (c * a.planes / p, (c + 1) * a.planes / p);
+            (lo * a.plane_bytes, hi * a.plane_bytes)
         }
-        let first = from / LINE_BYTES;
-        let last = to.div_ceil(LINE_BYTES);
-        out.push(Walk {
-            at: bases[a] + first * LINE_BYTES,
-            lines: last - first,
-            passes,
-            write,
-        });
-    };
+        Sweep::Across { array, .. } => {
+            let a = &spec.arrays[array];
+            let (lo, hi) = (c * a.plane_bytes / p, (c + 1) * a.plane_bytes / p);
+            let at = w * a.plane_bytes;
+            (at + lo, at + hi)
+        }
+        Sweep::All { array, .. } => {
+            let a = &spec.arrays[array];
+            (0, a.planes * a.plane_bytes)
+        }
+    }
+}
+
+/// Sweep `s`'s array, whether it writes, and its passes.
+fn sweep_kind(s: &Sweep) -> (usize, bool, u32) {
     match *s {
         Sweep::Own {
             array,
             write,
             passes,
-        } => {
-            let a = &spec.arrays[array];
-            let (lo, hi) = (c * a.planes / p, (c + 1) * a.planes / p);
-            lines(array, lo * a.plane_bytes, hi * a.plane_bytes, write, passes);
         }
-        Sweep::Across {
+        | Sweep::Across {
             array,
             write,
             passes,
-        } => {
-            let a = &spec.arrays[array];
-            let (lo, hi) = (c * a.plane_bytes / p, (c + 1) * a.plane_bytes / p);
-            for k in 0..a.planes {
-                let at = k * a.plane_bytes;
-                lines(array, at + lo, at + hi, write, passes);
-            }
-        }
-        Sweep::All { array, passes } => {
-            let a = &spec.arrays[array];
-            lines(array, 0, a.planes * a.plane_bytes, false, passes);
-        }
+        } => (array, write, passes),
+        Sweep::All { array, passes } => (array, false, passes),
     }
+}
+
+/// How many walks thread `c` of `p` makes in sweep `s` (none when its share is empty).
+fn walk_count(spec: &KernelSpec, s: &Sweep, c: u64, p: u64) -> u64 {
+    let (from, to) = walk_bytes(spec, s, c, p, 0);
+    if to <= from {
+        0
+    } else if let Sweep::Across { array, .. } = *s {
+        spec.arrays[array].planes
+    } else {
+        1
+    }
+}
+
+/// Walk `w` (below [`walk_count`]) of thread `c` of `p` in sweep `s`.
+fn walk_of(spec: &KernelSpec, bases: &[u64], s: &Sweep, c: u64, p: u64, w: u64) -> Walk {
+    let (array, write, passes) = sweep_kind(s);
+    let (from, to) = walk_bytes(spec, s, c, p, w);
+    let first = from / LINE_BYTES;
+    let last = to.div_ceil(LINE_BYTES);
+    Walk {
+        at: bases[array] + first * LINE_BYTES,
+        lines: last - first,
+        passes,
+        write,
+    }
+}
+
+/// Sweep `s` of thread `c` of `p` as parts, cut by `cut`.
+fn sweep_parts(spec: &KernelSpec, s: &Sweep, c: u64, p: u64, cut: &Cut) -> SweepParts {
+    let walks = walk_count(spec, s, c, p);
+    let (_, _, passes) = sweep_kind(s);
+    let emits = if cut.cached { passes as u64 } else { 1 };
+    let (from, to) = walk_bytes(spec, s, c, p, 0);
+    // Every walk of a sweep spans as many bytes; its lines, at most one more than those
+    // bytes fill (a walk that starts inside a line).
+    let max_lines = match *s {
+        Sweep::Across { .. } => to.saturating_sub(from).div_ceil(LINE_BYTES) + 1,
+        _ => to.div_ceil(LINE_BYTES) - from / LINE_BYTES,
+    };
+    SweepParts::new(walks, emits, max_lines.max(1), cut)
 }
 
 impl LoopBody for Body {
@@ -311,6 +456,71 @@ impl LoopBody for Body {
                     lines.saturating_mul(self.compute_ns_per_line)
                 )));
             }
+        }
+    }
+
+    /// The sweeps' parts in order (see [`Body::part`]).
+    fn parts(&self, _iter: u32, c: u32) -> u32 {
+        let parts = self.spec.sweeps.iter().fold(0u64, |n, s| {
+            n + sweep_parts(&self.spec, s, c as u64, self.chunks as u64, &self.cut).parts()
+        });
+        // The plan refuses a chunk of more.
+        parts as u32
+    }
+
+    /// Part `part` of chunk `c`: a few whole emissions of a sweep's walks, or a slice of
+    /// one too long for a part (a slice after the first continues the walk as one range,
+    /// so runs merge across slices as they do within one walk); a sweep's last part ends
+    /// with its computation. The parts in order append what [`LoopBody::chunk`] appends.
+    fn part(&self, _iter: u32, c: u32, part: u32, out: &mut Vec<Op>) {
+        let (c, p) = (c as u64, self.chunks as u64);
+        let mut part = part as u64;
+        for s in &self.spec.sweeps {
+            let sp = sweep_parts(&self.spec, s, c, p, &self.cut);
+            let n = sp.parts();
+            if part >= n {
+                part -= n;
+                continue;
+            }
+            let emit = |e: u64, out: &mut Vec<Op>, from: u64, to: u64| {
+                let w = walk_of(&self.spec, &self.bases, s, c, p, e / sp.emits);
+                let to = to.min(w.lines);
+                if to <= from {
+                    return;
+                }
+                let at = w.at + from * LINE_BYTES;
+                if !self.cached {
+                    self.emit
+                        .range(out, at, to - from, LINE_BYTES, w.passes, w.write);
+                } else if from == 0 {
+                    self.emit.walk(out, at, to - from, LINE_BYTES, w.write);
+                } else {
+                    self.emit.range(out, at, to - from, LINE_BYTES, 1, w.write);
+                }
+            };
+            if sp.slices == 1 {
+                let first = part * sp.per_part;
+                let end = (first + sp.per_part).min(sp.emissions());
+                for e in first..end {
+                    emit(e, out, 0, u64::MAX);
+                }
+            } else {
+                let (e, slice) = (part / sp.slices, part % sp.slices);
+                let from = slice * self.cut.slice_lines;
+                emit(e, out, from, from + self.cut.slice_lines);
+            }
+            if part + 1 == n && self.compute_ns_per_line > 0 {
+                let lines = (0..sp.walks).fold(0u64, |l, w| {
+                    let w = walk_of(&self.spec, &self.bases, s, c, p, w);
+                    l + w.lines * w.passes as u64
+                });
+                if lines > 0 {
+                    out.push(Op::Compute(Ns(
+                        lines.saturating_mul(self.compute_ns_per_line)
+                    )));
+                }
+            }
+            return;
         }
     }
 }
@@ -392,6 +602,7 @@ impl Nas {
             },
             compute_ns_per_line: c.compute_ns_per_line,
             cached: machine.config.cache.enabled,
+            cut: p.cut,
         };
         let fj = if c.adapt_threads {
             ForkJoin::adaptive(body, p.threads)
@@ -539,6 +750,142 @@ mod tests {
         cfg.page_size_bytes = 1024;
         cfg.frames_per_node = 1 << 16;
         Machine::new(cfg).unwrap()
+    }
+
+    /// The test machine with processor caches (passes emitted apart).
+    fn cached_machine() -> Machine {
+        let mut cfg = crate::mm::test_machine_config(2);
+        cfg.page_size_bytes = 1024;
+        cfg.frames_per_node = 1 << 16;
+        cfg.cache = crate::cache::CacheConfig {
+            enabled: true,
+            bytes: 1 << 16,
+            line_bytes: LINE_BYTES,
+            hit_ns: 1,
+        };
+        Machine::new(cfg).unwrap()
+    }
+
+    /// Two sweeps of one kind over arrays whose planes are not whole lines (so walks
+    /// start inside lines) and large enough that a thread's walks of the first are
+    /// sliced, then its walks of the second packed several to a part.
+    fn two_sweeps(kind: fn(usize, bool, u32) -> Sweep) -> KernelSpec {
+        KernelSpec {
+            name: "test",
+            arrays: vec![
+                ArraySpec {
+                    name: "big",
+                    planes: 700,
+                    plane_bytes: 3000,
+                },
+                ArraySpec {
+                    name: "small",
+                    planes: 90,
+                    plane_bytes: 200,
+                },
+            ],
+            sweeps: vec![kind(0, true, 3), kind(1, false, 2), kind(1, false, 1)],
+            iterations: 2,
+        }
+    }
+
+    fn all_sweep(array: usize, _write: bool, passes: u32) -> Sweep {
+        Sweep::All { array, passes }
+    }
+
+    /// Every chunk's parts, appended in order, append what the chunk appends at once,
+    /// and each part stays within the plan's bound.
+    fn assert_parts_append_the_chunk(spec: KernelSpec, machine: &Machine) {
+        for compute_ns_per_line in [0, 5] {
+            let c = Common {
+                threads: Some(3),
+                compute_ns_per_line,
+                adapt_threads: false,
+            };
+            let part_ops = plan(&spec, &c, machine).unwrap().part_ops;
+            let nas = Nas::new(spec.clone(), &c, machine).unwrap();
+            let body = nas.fj.body();
+            for chunk in 0..body.chunks() {
+                let mut whole = Vec::new();
+                body.chunk(1, chunk, &mut whole);
+                let mut parts = Vec::new();
+                let n = body.parts(1, chunk);
+                assert!(n > 3, "{n} parts");
+                for part in 0..n {
+                    let before = parts.len();
+                    body.part(1, chunk, part, &mut parts);
+                    assert!((parts.len() - before) as u64 <= part_ops);
+                }
+                assert_eq!(parts, whole, "chunk {chunk}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_own_sweeps_parts_append_its_chunk() {
+        assert_parts_append_the_chunk(two_sweeps(own), &machine());
+    }
+
+    #[test]
+    fn an_own_sweeps_parts_append_its_chunk_with_processor_caches() {
+        assert_parts_append_the_chunk(two_sweeps(own), &cached_machine());
+    }
+
+    #[test]
+    fn an_across_sweeps_parts_append_its_chunk() {
+        assert_parts_append_the_chunk(two_sweeps(across), &machine());
+    }
+
+    #[test]
+    fn an_across_sweeps_parts_append_its_chunk_with_processor_caches() {
+        assert_parts_append_the_chunk(two_sweeps(across), &cached_machine());
+    }
+
+    #[test]
+    fn an_all_sweeps_parts_append_its_chunk() {
+        assert_parts_append_the_chunk(two_sweeps(all_sweep), &machine());
+    }
+
+    #[test]
+    fn an_all_sweeps_parts_append_its_chunk_with_processor_caches() {
+        assert_parts_append_the_chunk(two_sweeps(all_sweep), &cached_machine());
+    }
+
+    #[test]
+    fn a_thread_holds_no_more_operations_than_its_footprint_says() {
+        let machine = cached_machine();
+        let spec = two_sweeps(own);
+        let c = Common {
+            threads: Some(3),
+            compute_ns_per_line: 5,
+            adapt_threads: false,
+        };
+        let fp = footprint(&spec, &c, &machine).unwrap();
+        let mut nas = Nas::new(spec, &c, &machine).unwrap();
+        let running = [true; 3];
+        let mut out = Vec::new();
+        let mut streamed = Vec::new();
+        let mut calls = 0;
+        loop {
+            out.clear();
+            nas.next_ops(1, &running, &mut out);
+            if out.is_empty() {
+                break;
+            }
+            calls += 1;
+            assert!(out.len() as u64 <= fp.buffered_ops, "{}", out.len());
+            streamed.extend_from_slice(&out);
+        }
+        assert!(calls > 4);
+        assert!(fp.buffered_ops < 1000, "{}", fp.buffered_ops);
+        // What the thread was handed, call by call, is its chunks appended at once.
+        let mut whole = Vec::new();
+        for iter in 0..2 {
+            whole.push(Op::ParallelEnter(iter));
+            nas.fj.body().chunk(iter, 1, &mut whole);
+            whole.extend([Op::Barrier, Op::ParallelExit(iter), Op::IterationEnd(iter)]);
+        }
+        assert_eq!(streamed, whole);
     }
 
     fn spec(sweep: Sweep) -> KernelSpec {
