@@ -1,24 +1,5 @@
-//! Arbitrary bytes through the Harwell-Boeing reader (and so through the
-//! Fortran format interpreter).
-//!
-//! As for `matrix_market`: errors point into the input, and a matrix that
-//! is read satisfies the CSR invariants and survives the writer unchanged.
+//! The `harwell_boeing` target: its body is `numaplace_fuzz::harwell_boeing`.
 
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use numaplace_fuzz::check;
-use numaplace_sparse::{read_harwell_boeing, to_harwell_boeing};
-
-fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    match read_harwell_boeing(&text, "fuzz.rsa") {
-        Ok(m) => {
-            check::matrix(&m);
-            let back = read_harwell_boeing(&to_harwell_boeing(&m, "FUZZ"), "fuzz.rsa")
-                .expect("written Harwell-Boeing must read back");
-            assert_eq!(back, m, "Harwell-Boeing round trip changed the matrix");
-        }
-        Err(e) => check::error(&e, &text),
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| numaplace_fuzz::harwell_boeing::run(data));

@@ -1,53 +1,21 @@
-//! Checks shared by the fuzz targets: what a parser's result must satisfy
-//! beyond not crashing.
+//! The bodies of the fuzz targets, one module each, and what they share.
+//!
+//! Each file in `fuzz_targets/` only hands libFuzzer's input to its module's `run`, so a
+//! target is the same code whichever toolchain and sanitizer build it: `.ci/fuzz` on
+//! stable without a sanitizer, `cargo +nightly fuzz run NAME` with AddressSanitizer for
+//! deeper runs by hand. Linking this crate also installs [`limit::Limited`], the global
+//! allocator that aborts on any single allocation above [`limit::MAX_ALLOCATION`].
+//!
+//! [`planted`] is not a target: it is the self-check of `.ci/fuzz`, a target with a
+//! failure planted in it that the fuzzer must find before the real targets are trusted.
 
-pub mod check {
-    use numaplace_sparse::{MatrixError, SparseMatrix};
+pub mod check;
+pub mod harwell_boeing;
+pub mod limit;
+pub mod matrix_market;
+pub mod planted;
+pub mod run_config;
+pub mod sweep_spec;
 
-    /// The CSR invariants documented on [`SparseMatrix`].
-    pub fn matrix(m: &SparseMatrix) {
-        let (rows, cols) = (m.rows(), m.cols());
-        let ptr = m.row_ptr();
-        assert_eq!(ptr.len(), rows + 1, "row_ptr length");
-        assert_eq!(ptr[0], 0, "first row pointer");
-        assert_eq!(ptr[rows], m.nnz(), "last row pointer");
-        assert_eq!(m.col_idx().len(), m.values().len(), "parallel arrays");
-        for r in 0..rows {
-            assert!(ptr[r] <= ptr[r + 1], "row pointers decrease at row {r}");
-            let cols_of_row = &m.col_idx()[ptr[r]..ptr[r + 1]];
-            assert!(
-                cols_of_row.windows(2).all(|w| w[0] < w[1]),
-                "columns of row {r} not strictly increasing"
-            );
-            if let Some(&last) = cols_of_row.last() {
-                assert!(last < cols, "column out of range in row {r}");
-                if m.symmetry().is_triangular_storage() {
-                    assert!(last <= r, "upper-triangle entry in row {r}");
-                }
-            }
-        }
-        for &v in m.values() {
-            assert!(v.is_finite(), "non-finite value");
-            if m.pattern_only() {
-                assert_eq!(v, 1.0, "pattern value");
-            }
-        }
-    }
-
-    /// An error names a line of `text` (or the one after its end), and its
-    /// message renders with that `NAME:LINE:` prefix.
-    pub fn error(e: &MatrixError, text: &str) {
-        let message = e.to_string();
-        if let Some(line) = e.line {
-            let lines = text.lines().count();
-            assert!(
-                (1..=lines + 1).contains(&line),
-                "error on line {line} of a {lines}-line input: {message}"
-            );
-            assert!(
-                message.starts_with(&format!("{}:{line}: ", e.name)),
-                "{message}"
-            );
-        }
-    }
-}
+#[global_allocator]
+static ALLOCATOR: limit::Limited = limit::Limited;
