@@ -2,11 +2,11 @@
 //!
 //! libFuzzer's own `-malloc_limit_mb` needs a sanitizer's allocator hooks, so it does
 //! nothing in the build `.ci/fuzz` runs on the stable toolchain, which has no sanitizer.
-//! This global allocator enforces the limit itself, in every build: an allocation (or reallocation) of more than [`MAX_ALLOCATION`] bytes prints
-//! what it asked for and aborts, which libFuzzer reports as a crash and saves the input
-//! for. A parser sizing a buffer from a number in its input before checking it is found
-//! this way even when the memory would never have been touched (and so never counted by
-//! `-rss_limit_mb`).
+//! This global allocator enforces the limit itself, in every build: an allocation (or
+//! reallocation) of more than [`MAX_ALLOCATION`] bytes prints what it asked for and
+//! aborts, which libFuzzer reports as a crash and saves the input for. A parser sizing a
+//! buffer from a number in its input before checking it is found this way even when the
+//! memory would never have been touched (and so never counted by `-rss_limit_mb`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;

@@ -216,7 +216,7 @@ impl Backprop {
         write: bool,
     ) {
         let arr = self.layout.array(a);
-        crate::workload::emit::Emitter {
+        super::emit::Emitter {
             page_size: self.page_size,
         }
         .range(
@@ -231,7 +231,7 @@ impl Backprop {
 
     fn one_ref(&self, out: &mut Vec<Op>, a: ArrayId, row: u64, col: u64, write: bool) {
         let arr = self.layout.array(a);
-        crate::workload::emit::push_ref(
+        super::emit::push_ref(
             out,
             Vpn((arr.addr(row, col) / self.page_size) as u32),
             write,

@@ -106,7 +106,7 @@ struct ThreadState {
     /// The round under way and its next row (its rows are appended a few at a time).
     rows: Option<(u64, std::iter::StepBy<std::ops::Range<u64>>)>,
     /// The reference run taken back at the end of the last call
-    /// ([`crate::workload::emit::hold_back`]).
+    /// ([`super::emit::hold_back`]).
     pending: Option<Op>,
 }
 
@@ -539,7 +539,7 @@ impl Program for Gauss {
         if rows.clone().next().is_none() {
             out.push(Op::IterationEnd(k as u32));
         } else {
-            self.state[ti].pending = crate::workload::emit::hold_back(out);
+            self.state[ti].pending = super::emit::hold_back(out);
             self.state[ti].rows = Some((k, rows));
         }
     }

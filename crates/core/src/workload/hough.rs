@@ -324,7 +324,7 @@ impl Hough {
                     (a.base, a.base + a.span(), a.row_stride)
                 })
                 .collect();
-            h.hints = crate::workload::common::hints_by_first_byte(pages, ps, |byte| {
+            h.hints = super::common::hints_by_first_byte(pages, ps, |byte| {
                 spans
                     .iter()
                     .find(|(lo, hi, _)| byte >= *lo && byte < *hi)
@@ -417,8 +417,8 @@ impl Hough {
             return;
         }
         let vpn = Vpn(page as u32);
-        crate::workload::emit::push_ref(out, vpn, false, count);
-        crate::workload::emit::push_ref(out, vpn, true, count);
+        super::emit::push_ref(out, vpn, false, count);
+        super::emit::push_ref(out, vpn, true, count);
     }
 
     /// Thread `t` merges its rho band of every accumulator into its line-table slot.

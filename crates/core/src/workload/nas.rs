@@ -214,7 +214,7 @@ impl SweepParts {
 }
 
 fn plan(spec: &KernelSpec, c: &Common, machine: &Machine) -> Result<Plan, ConfigError> {
-    let threads = crate::workload::common::thread_count("workload.threads", c.threads, machine)?;
+    let threads = super::common::thread_count("workload.threads", c.threads, machine)?;
     let ps = machine.page_size();
     let mut layout = Layout::new();
     let mut ids = Vec::with_capacity(spec.arrays.len());

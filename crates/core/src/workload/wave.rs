@@ -337,7 +337,7 @@ impl Wave {
                         (a.base, a.base + a.span(), a.row_stride)
                     })
                     .collect();
-                crate::workload::common::hints_by_first_byte(pages, ps, |byte| {
+                super::common::hints_by_first_byte(pages, ps, |byte| {
                     spans
                         .iter()
                         .find(|(lo, hi, _)| byte >= *lo && byte < *hi)
