@@ -726,9 +726,11 @@ pub struct ReproReport {
 }
 
 impl ReproReport {
-    /// Whether every claim held.
+    /// Whether every claim held (an observation has no verdict to hold).
     pub fn all_held(&self) -> bool {
-        self.claims.iter().all(ClaimResult::held)
+        self.claims
+            .iter()
+            .all(|c| c.held() || c.status == Status::Observation)
     }
 
     /// Whether every study ran to completion.
@@ -879,9 +881,10 @@ impl ReproReport {
             let (h, rows) = self.reported_table(true);
             out.push_str(&render_aligned(&h, &rows, 4));
         }
-        if !self.claims.is_empty() {
+        let (claims, observations) = self.claims_and_observations();
+        if !claims.is_empty() {
             out.push_str("\n-- claims --\n");
-            for c in &self.claims {
+            for c in &claims {
                 out.push_str(&format!(
                     "[{}] {}: {}\n    {}\n",
                     c.verdict(),
@@ -890,8 +893,48 @@ impl ReproReport {
                     c.detail
                 ));
             }
-            let held = self.claims.iter().filter(|c| c.held()).count();
-            out.push_str(&format!("\n{held} of {} claims held\n", self.claims.len()));
+        }
+        if !observations.is_empty() {
+            out.push_str("\n-- observations (no verdict) --\n");
+            for c in &observations {
+                out.push_str(&format!(
+                    "{}: {}\n    {}\n    no verdict: {}\n",
+                    c.name,
+                    c.text,
+                    c.detail,
+                    c.observation.as_deref().unwrap_or_default()
+                ));
+            }
+        }
+        if !self.claims.is_empty() {
+            out.push_str(&format!("\n{}\n", self.tally()));
+        }
+        out
+    }
+
+    /// The claims with a verdict, and the observations, each in the paper's order.
+    fn claims_and_observations(&self) -> (Vec<&ClaimResult>, Vec<&ClaimResult>) {
+        self.claims
+            .iter()
+            .partition(|c| c.status != Status::Observation)
+    }
+
+    /// How the claims came out: `H of C claims held (N not held, W within noise, E
+    /// errors); O observations`.
+    pub fn tally(&self) -> String {
+        let count =
+            |f: &dyn Fn(&Status) -> bool| self.claims.iter().filter(|c| f(&c.status)).count();
+        let observations = count(&|s| *s == Status::Observation);
+        let claims = self.claims.len() - observations;
+        let mut out = format!(
+            "{} of {claims} claims held ({} not held, {} within noise, {} errors)",
+            count(&|s| *s == Status::Held),
+            count(&|s| *s == Status::NotHeld),
+            count(&|s| *s == Status::WithinNoise),
+            count(&|s| matches!(s, Status::Error(_))),
+        );
+        if observations > 0 {
+            out.push_str(&format!("; {observations} observations without a verdict"));
         }
         out
     }
@@ -939,9 +982,10 @@ impl ReproReport {
             out.push_str(&render_markdown(&h, &rows, 4));
             out.push('\n');
         }
-        if !self.claims.is_empty() {
+        let (claims, observations) = self.claims_and_observations();
+        if !claims.is_empty() {
             out.push_str("## Claims\n\n");
-            for c in &self.claims {
+            for c in &claims {
                 out.push_str(&format!(
                     "- **{}** `{}`: {}  \n  {}\n",
                     c.verdict(),
@@ -950,6 +994,23 @@ impl ReproReport {
                     c.detail
                 ));
             }
+            out.push('\n');
+        }
+        if !observations.is_empty() {
+            out.push_str("## Observations (no verdict)\n\n");
+            for c in &observations {
+                out.push_str(&format!(
+                    "- `{}`: {}  \n  {}  \n  No verdict: {}\n",
+                    c.name,
+                    c.text,
+                    c.detail,
+                    c.observation.as_deref().unwrap_or_default()
+                ));
+            }
+            out.push('\n');
+        }
+        if !self.claims.is_empty() {
+            out.push_str(&format!("{}\n", self.tally()));
         }
         out
     }
@@ -1191,6 +1252,7 @@ pub fn reproduce_from(
                 name: c.name.clone(),
                 text: c.text.clone(),
                 study: c.study.clone(),
+                observation: c.observation.clone(),
                 status: Status::Error("study did not run (interrupted)".into()),
                 values: Vec::new(),
                 detail: "study did not run (interrupted)".into(),

@@ -146,3 +146,17 @@ values = ["static", "dynamic"]
 metric = "makespan_ns"
 group_by = ["policy.kind", "machine.nodes"]
 "#;
+
+/// Each record twice, the copy a second trial that agrees with the first: a claim's
+/// interval needs two runs a side, and runs that agree give an exact one.
+pub fn two_trials(recs: Vec<Record>) -> Vec<Record> {
+    recs.into_iter()
+        .flat_map(|r| [r.clone(), r])
+        .enumerate()
+        .map(|(i, mut r)| {
+            r.id = format!("r{i:06}");
+            r.index = i;
+            r
+        })
+        .collect()
+}

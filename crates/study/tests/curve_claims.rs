@@ -1,6 +1,7 @@
 //! The claim kinds for parameter sweeps (`ratio` and `difference` over an axis,
 //! `intervals`, `curve`) and runs that did not finish: each holds on the records it
-//! describes and is not held when one point contradicts it.
+//! describes, is not held when one point contradicts it, and is within noise when the
+//! runs' 99% intervals allow both.
 
 use numaplace_study::claims::validate;
 use numaplace_study::table::{summarize, TableOptions};
@@ -64,9 +65,9 @@ at_most = 1.05
 #[test]
 fn a_ratio_over_an_axis_must_hold_at_every_value() {
     let c = claim(WITHIN_5PCT);
-    let ok = table4(&[("a", 100.0, 104.0), ("b", 200.0, 190.0)], 1.0);
+    let ok = table4(&[("a", 100.0, 104.0), ("b", 200.0, 190.0)], 0.1);
     assert_eq!(status(&c, &ok).0, Status::Held);
-    let bad = table4(&[("a", 100.0, 104.0), ("b", 200.0, 220.0)], 1.0);
+    let bad = table4(&[("a", 100.0, 104.0), ("b", 200.0, 220.0)], 0.1);
     let (s, detail) = status(&c, &bad);
     assert_eq!(s, Status::NotHeld);
     assert!(
@@ -83,18 +84,71 @@ fn a_difference_over_an_axis_must_hold_at_every_value() {
             .replace("1.05", "5.0"),
     );
     assert_eq!(
-        status(&c, &table4(&[("a", 100.0, 104.0)], 1.0)).0,
+        status(&c, &table4(&[("a", 100.0, 104.0)], 0.1)).0,
         Status::Held
     );
     assert_eq!(
-        status(&c, &table4(&[("a", 100.0, 106.0)], 1.0)).0,
+        status(&c, &table4(&[("a", 100.0, 106.0)], 0.1)).0,
         Status::NotHeld
     );
 }
 
-/// A study with a `type` axis beside a size axis: per (type, size) one run.
+#[test]
+fn a_ratio_whose_interval_crosses_a_bound_is_within_noise() {
+    // 104 / 100 with 99% half-widths of 3.26 a side: the ratio lies in [0.98, 1.11].
+    let (s, detail) = status(&claim(WITHIN_5PCT), &table4(&[("a", 100.0, 104.0)], 1.0));
+    assert_eq!(s, Status::WithinNoise, "{detail}");
+    assert!(detail.contains("within noise at a"), "{detail}");
+}
+
+#[test]
+fn a_value_whose_interval_crosses_a_bound_is_within_noise() {
+    let c = claim("kind = \"value\"\nleft = { where = { setting = \"tuned\" } }\nat_least = 99\n");
+    let recs = table4(&[("a", 100.0, 100.0)], 1.0);
+    assert_eq!(status(&c, &recs).0, Status::WithinNoise);
+    let recs = table4(&[("a", 100.0, 100.0)], 0.1);
+    assert_eq!(status(&c, &recs).0, Status::Held);
+    let recs = table4(&[("a", 90.0, 100.0)], 0.1);
+    assert_eq!(status(&c, &recs).0, Status::NotHeld);
+}
+
+#[test]
+fn a_trend_with_a_step_inside_the_noise_is_within_noise() {
+    let c = claim("kind = \"trend\"\nover = \"workload\"\nleft = { where = { setting = \"tuned\" } }\nexpect = \"increasing\"\n");
+    // Workloads sort as a, b, c.
+    let clear = table4(
+        &[("a", 100.0, 0.0), ("b", 110.0, 0.0), ("c", 120.0, 0.0)],
+        1.0,
+    );
+    assert_eq!(status(&c, &clear).0, Status::Held);
+    let close = table4(
+        &[("a", 100.0, 0.0), ("b", 103.0, 0.0), ("c", 120.0, 0.0)],
+        1.0,
+    );
+    assert_eq!(status(&c, &close).0, Status::WithinNoise);
+    let back = table4(
+        &[("a", 100.0, 0.0), ("b", 90.0, 0.0), ("c", 120.0, 0.0)],
+        1.0,
+    );
+    assert_eq!(status(&c, &back).0, Status::NotHeld);
+}
+
+#[test]
+fn a_claim_marked_as_an_observation_keeps_its_numbers_and_has_no_verdict() {
+    let c = claim(&format!(
+        "observation = \"the paper gives no window\"\n{WITHIN_5PCT}"
+    ));
+    let r = evaluate(&c, &table4(&[("a", 100.0, 120.0)], 0.1), "makespan_ns");
+    assert_eq!(r.status, Status::Observation);
+    assert_eq!(r.verdict(), "observation");
+    assert_eq!(r.observation.as_deref(), Some("the paper gives no window"));
+    assert!(r.detail.contains("ratio 1.2"), "{}", r.detail);
+}
+
+/// A study with a `type` axis beside a size axis: per (type, size) two runs that agree.
 fn by_type(rows: &[(&str, &str, f64)]) -> Vec<Record> {
     rows.iter()
+        .flat_map(|row| [row, row])
         .enumerate()
         .map(|(i, (ty, size, t))| {
             rec(
@@ -160,14 +214,38 @@ fn a_compare_with_a_confidence_holds_when_the_intervals_are_apart() {
 }
 
 #[test]
-fn a_compare_with_a_confidence_fails_on_an_order_within_noise() {
+fn a_compare_with_an_order_inside_the_noise_is_within_noise() {
     // Means 100 and 103: in order, but the 99% intervals (half-width 3.26) overlap.
     let recs = table4(&[("a", 100.0, 103.0)], 1.0);
     let (s, detail) = status(&claim(SIGNIFICANTLY_LESS), &recs);
-    assert_eq!(s, Status::NotHeld);
+    assert_eq!(s, Status::WithinNoise);
     assert!(detail.contains("within noise"), "{detail}");
+    // The same against the order the means have.
+    let greater = claim(&SIGNIFICANTLY_LESS.replace("\"less\"", "\"greater\""));
+    assert_eq!(status(&greater, &recs).0, Status::WithinNoise);
+}
+
+#[test]
+fn a_compare_asks_for_99_percent_intervals_unless_it_names_a_level() {
+    let recs = table4(&[("a", 100.0, 103.0)], 1.0);
     let plain = claim(&SIGNIFICANTLY_LESS.replace("confidence = 0.99\n", ""));
-    assert_eq!(status(&plain, &recs).0, Status::Held, "the means alone");
+    assert_eq!(status(&plain, &recs).0, Status::WithinNoise);
+    // At 50% the half-widths are 0.52: apart.
+    let half = claim(&SIGNIFICANTLY_LESS.replace("0.99", "0.5"));
+    assert_eq!(status(&half, &recs).0, Status::Held);
+}
+
+#[test]
+fn a_compare_of_one_run_a_side_is_an_error_naming_the_trials() {
+    let one: Vec<Record> = table4(&[("a", 100.0, 110.0)], 1.0)
+        .into_iter()
+        .filter(|r| r.index % 5 == 0)
+        .collect();
+    let (s, _) = status(&claim(SIGNIFICANTLY_LESS), &one);
+    assert!(
+        matches!(&s, Status::Error(e) if e.contains("trials")),
+        "{s:?}"
+    );
 }
 
 const EVERY_TYPE_WITHIN: &str = r#"
@@ -247,17 +325,25 @@ fn an_interval_of_one_run_or_a_missing_value_is_an_error() {
     assert!(matches!(status(&c, &no_b).0, Status::Error(e) if e.contains("workload=b")));
 }
 
-/// A sweep of `x` (with a final "inf") for each value of `g`, one run per point.
+/// A sweep of `x` (with a final "inf") for each value of `g`, two runs per point that
+/// agree.
 fn sweep(curves: &[(Value, &[(Value, f64)])]) -> Vec<Record> {
+    noisy_sweep(curves, 0.0)
+}
+
+/// As [`sweep`], the two runs of a point `y - d` and `y + d`.
+fn noisy_sweep(curves: &[(Value, &[(Value, f64)])], d: f64) -> Vec<Record> {
     let mut out = Vec::new();
     for (g, points) in curves {
         for (x, y) in *points {
-            let i = out.len();
-            out.push(rec(
-                i,
-                &[("g", g.clone()), ("x", x.clone())],
-                json!({ "makespan_ns": y }),
-            ));
+            for t in [y - d, y + d] {
+                let i = out.len();
+                out.push(rec(
+                    i,
+                    &[("g", g.clone()), ("x", x.clone())],
+                    json!({ "makespan_ns": t }),
+                ));
+            }
         }
     }
     out
@@ -447,11 +533,9 @@ fn a_run_that_did_not_finish_has_no_numbers_but_whether_it_finished() {
 
     // A claim that it did not finish, and the summary table's count.
     let never = claim("kind = \"value\"\nleft = { metric = \"finished\" }\nat_most = 0\n");
-    assert_eq!(status(&never, std::slice::from_ref(&out)).0, Status::Held);
-    assert_eq!(
-        status(&never, std::slice::from_ref(&done)).0,
-        Status::NotHeld
-    );
+    let twice = |r: &Record| vec![r.clone(), r.clone()];
+    assert_eq!(status(&never, &twice(&out)).0, Status::Held);
+    assert_eq!(status(&never, &twice(&done)).0, Status::NotHeld);
     let opts = TableOptions {
         metric: "makespan_ns".into(),
         group_by: vec!["x".into()],
@@ -469,22 +553,29 @@ fn a_run_that_did_not_finish_has_no_numbers_but_whether_it_finished() {
 }
 
 #[test]
-fn a_tie_at_the_least_mean_counts_for_at_but_not_for_bounds() {
+fn a_tie_at_the_least_mean_is_within_noise_for_at_and_for_bounds_alike() {
     // The scanners never run in a short run: every finite scan-delay ties with inf.
     let tied = sweep(&[(
         json!(0),
         &[(json!(1), 3.0), (json!(10), 3.0), (json!("inf"), 3.0)],
     )]);
     let at_inf = claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat = \"inf\"\n");
-    assert_eq!(
-        status(&at_inf, &tied).0,
-        Status::Held,
-        "nothing does better than inf"
-    );
+    assert_eq!(status(&at_inf, &tied).0, Status::WithinNoise);
     let finite = claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat_least = 0\n");
-    assert_eq!(
-        status(&finite, &tied).0,
-        Status::NotHeld,
-        "inf does as well"
-    );
+    assert_eq!(status(&finite, &tied).0, Status::WithinNoise);
+}
+
+#[test]
+fn an_argmin_candidate_is_every_value_whose_interval_meets_the_least_means() {
+    let at_10 = claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat = 10\n");
+    let pts: &[(Value, f64)] = &[(json!(1), 5.0), (json!(10), 2.0), (json!("inf"), 2.2)];
+    // Runs 0.01 either side: 99% half-widths 0.64; 10 and inf overlap, 1 does not.
+    let close = noisy_sweep(&[(json!(0), pts)], 0.01);
+    let (s, detail) = status(&at_10, &close);
+    assert_eq!(s, Status::WithinNoise, "{detail}");
+    assert!(detail.contains("within noise of it: inf"), "{detail}");
+    let exact = noisy_sweep(&[(json!(0), pts)], 0.0);
+    assert_eq!(status(&at_10, &exact).0, Status::Held);
+    let at_1 = claim("kind = \"curve\"\nover = \"x\"\nmeasure = \"argmin\"\nat = 1\n");
+    assert_eq!(status(&at_1, &close).0, Status::NotHeld);
 }

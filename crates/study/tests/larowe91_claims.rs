@@ -186,7 +186,7 @@ fn breakeven(r: &Record) -> Value {
 
 /// Every run of `spec` (full mode) with its made-up result, then `change`d.
 fn records(spec: &Spec, change: &dyn Fn(&str, &mut Record)) -> Vec<Record> {
-    expand(spec, false)
+    let recs = expand(spec, false)
         .into_iter()
         .map(|p| {
             let mut r = common::unrun_record(&p);
@@ -210,7 +210,13 @@ fn records(spec: &Spec, change: &dyn Fn(&str, &mut Record)) -> Vec<Record> {
             change(&spec.name, &mut r);
             r
         })
-        .collect()
+        .collect();
+    // A claim's interval needs two runs a side.
+    if spec.trials < 2 {
+        common::two_trials(recs)
+    } else {
+        recs
+    }
 }
 
 fn judge(claim: &Claim, change: &dyn Fn(&str, &mut Record)) -> ClaimResult {
@@ -344,20 +350,62 @@ fn violation(claim: &str) -> Change {
     }
 }
 
+/// The claim with its check's verdict: an observation's numbers come from its check, which
+/// must be able to hold and to fail like any claim's.
+fn without_observation(c: &Claim) -> Claim {
+    Claim {
+        observation: None,
+        ..c.clone()
+    }
+}
+
 #[test]
 fn every_larowe91_claim_holds_on_results_shaped_as_the_paper_describes() {
     let (paper, _) = paper();
     assert!(paper.claims.len() >= 20, "{} claims", paper.claims.len());
     for c in &paper.claims {
+        let c = &without_observation(c);
         let r = judge(c, &|_, _| {});
-        assert_eq!(r.status, Status::Held, "{}: {}", c.name, r.detail);
+        // On Table 4's own intervals the default's 5% is not clear of the noise for gauss
+        // and msort (the ratio's interval crosses 1.05); see the test below.
+        let want = if c.name == "default-within-5pct-of-tuned" {
+            Status::WithinNoise
+        } else {
+            Status::Held
+        };
+        assert_eq!(r.status, want, "{}: {}", c.name, r.detail);
     }
+}
+
+#[test]
+fn default_within_5pct_of_tuned_holds_on_table4s_means_with_a_hundredth_of_their_spread() {
+    let (paper, _) = paper();
+    let c = paper
+        .claims
+        .iter()
+        .find(|c| c.name == "default-within-5pct-of-tuned")
+        .unwrap();
+    let narrow = |_: &str, r: &mut Record| {
+        let w = r.field("workload").unwrap();
+        let ((t, _), (d, _)) = table4(w.as_str().unwrap());
+        let m = 1e9
+            * if r.field("setting") == Some(json!("tuned")) {
+                t
+            } else {
+                d
+            };
+        let x = r.result["makespan_ns"].as_f64().unwrap();
+        r.result["makespan_ns"] = json!(m + (x - m) / 100.0);
+    };
+    let r = judge(c, &narrow);
+    assert_eq!(r.status, Status::Held, "{}", r.detail);
 }
 
 #[test]
 fn every_larowe91_claim_is_not_held_on_results_that_contradict_it() {
     let (paper, _) = paper();
     for c in &paper.claims {
+        let c = &without_observation(c);
         let r = judge(c, &*violation(&c.name));
         assert_eq!(r.status, Status::NotHeld, "{}: {}", c.name, r.detail);
     }

@@ -7,6 +7,8 @@ use numaplace_study::reproduce::load_paper;
 use numaplace_study::{evaluate, Claim, Record, Status};
 use serde_json::{json, Map};
 
+mod common;
+
 fn claim(paper: &str, name: &str) -> Claim {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../experiments")
@@ -17,12 +19,14 @@ fn claim(paper: &str, name: &str) -> Claim {
         .claims
         .into_iter()
         .find(|c| c.name == name)
+        .map(|c| without_observation(&c))
         .expect("the claim exists")
 }
 
 /// One record per (axis label, regret_at_most).
 fn records(field: &str, rows: &[(&str, f64)]) -> Vec<Record> {
-    rows.iter()
+    let recs = rows
+        .iter()
         .enumerate()
         .map(|(i, (label, regret))| {
             let mut settings = Map::new();
@@ -37,7 +41,17 @@ fn records(field: &str, rows: &[(&str, f64)]) -> Vec<Record> {
                 spec_config: serde_json::Value::Null,
             }
         })
-        .collect()
+        .collect();
+    common::two_trials(recs)
+}
+
+/// The claim with its check's verdict: an observation's numbers come from its check, which
+/// must be able to hold and to fail like any claim's.
+fn without_observation(c: &Claim) -> Claim {
+    Claim {
+        observation: None,
+        ..c.clone()
+    }
 }
 
 #[test]
@@ -129,4 +143,28 @@ fn holliday_daemon_no_nearer_the_optimum_fails_when_it_closes_the_gap_at_one_lay
         evaluate(&c, &recs, "mean_completion_ns").status,
         Status::NotHeld
     );
+}
+
+#[test]
+fn a_claim_read_through_the_offline_optimum_is_an_observation_in_every_paper() {
+    for (paper, name) in [
+        ("dunx91", "dynamic-placement-nearer-the-optimum-than-static"),
+        (
+            "platinum89",
+            "coherent-memory-nearer-the-optimum-than-first-touch",
+        ),
+        ("holliday89", "daemon-no-nearer-the-optimum-than-none"),
+    ] {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../experiments")
+            .join(paper);
+        let (p, _) = load_paper(&dir).expect("the paper loads");
+        let c = p.claims.iter().find(|c| c.name == name).unwrap();
+        assert!(
+            c.observation
+                .as_deref()
+                .is_some_and(|o| o.contains("optimum")),
+            "{paper}: {name}"
+        );
+    }
 }

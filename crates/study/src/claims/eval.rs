@@ -4,9 +4,10 @@ use serde_json::Value;
 
 use std::cmp::Ordering;
 
+use super::noise::{Estimate, Verdict, DEFAULT_LEVEL};
 use super::{
-    validate, Check, Claim, ClaimResult, CurveCheck, Direction, IntervalsCheck, Measure, Operand,
-    Order, Overlap, RatioCheck, ReportedPoint, Status,
+    validate, Check, Claim, ClaimResult, CompareCheck, CurveCheck, Direction, IntervalsCheck,
+    Measure, Operand, Order, Overlap, RatioCheck, ReportedPoint, Status,
 };
 use crate::store::Record;
 use crate::value::{as_f64, compare_values, fmt_num, label, toml_to_json, values_equal};
@@ -71,29 +72,68 @@ fn operand_values(
     Ok(values)
 }
 
-/// Mean of `op`'s metric over the successful records matching its selector
-/// plus `extra`; an error message when nothing matches.
-fn operand_mean(
+/// The estimate of `op`'s metric over the successful records matching its selector plus
+/// `extra` (its mean, and its interval at `level`), and the number of runs; an error
+/// message when nothing matches or a configuration has fewer than two runs.
+///
+/// Runs of several configurations (an operand that pools, e.g. "the t32 and t16 runs")
+/// are the mean of each configuration's mean weighted by its runs (the pooled mean), with
+/// the interval the configurations' intervals give that mean: their ends weighted alike.
+/// The spread between configurations is no noise.
+fn operand_estimate(
     records: &[Record],
     op: &Operand,
     extra: &[(String, Value)],
     default_metric: &str,
-) -> Result<(f64, usize), String> {
-    let values = operand_values(records, op, extra, default_metric)?;
-    let m = crate::stats::mean(&values).unwrap_or(f64::NAN);
-    Ok((m, values.len()))
-}
-
-fn within(x: f64, lo: Option<f64>, hi: Option<f64>) -> bool {
-    let above = match lo {
-        Some(l) => l <= x,
-        None => true,
-    };
-    let below = match hi {
-        Some(h) => x <= h,
-        None => true,
-    };
-    above && below
+    level: f64,
+) -> Result<(Estimate, usize), String> {
+    let metric = op.metric.as_deref().unwrap_or(default_metric);
+    // Fails as `operand_values` does when nothing matches or nothing has the metric.
+    operand_values(records, op, extra, default_metric)?;
+    let mut sel = selector_json(op);
+    sel.extend(
+        extra
+            .iter()
+            .filter(|(k, _)| !op.selector.contains_key(k))
+            .cloned(),
+    );
+    // The runs' values by configuration (their settings), in the order first met.
+    let mut groups: Vec<(&serde_json::Map<String, Value>, Vec<f64>)> = Vec::new();
+    for r in records.iter().filter(|r| r.matches(&sel)) {
+        let Some(v) = r.metric(metric) else { continue };
+        match groups.iter_mut().find(|(s, _)| **s == r.settings) {
+            Some((_, vs)) => vs.push(v),
+            None => groups.push((&r.settings, vec![v])),
+        }
+    }
+    let n: usize = groups.iter().map(|(_, vs)| vs.len()).sum();
+    let mut e = Estimate::exact(0.0);
+    for (settings, vs) in &groups {
+        let g = Estimate::of(vs, level).ok_or_else(|| {
+            let mut what = describe(op, metric);
+            for (k, v) in extra.iter().filter(|(k, _)| !op.selector.contains_key(k)) {
+                what.push_str(&format!(" at {k}={}", label(v)));
+            }
+            if groups.len() > 1 {
+                let at: Vec<String> = settings
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", label(v)))
+                    .collect();
+                what.push_str(&format!(" ({})", at.join(", ")));
+            }
+            format!(
+                "an interval needs two runs or more; {what} has {} (the study's trials)",
+                vs.len()
+            )
+        })?;
+        let w = vs.len() as f64 / n as f64;
+        e = Estimate {
+            mean: e.mean + w * g.mean,
+            lo: e.lo + w * g.lo,
+            hi: e.hi + w * g.hi,
+        };
+    }
+    Ok((e, n))
 }
 
 fn bounds_text(lo: Option<f64>, hi: Option<f64>) -> String {
@@ -105,11 +145,28 @@ fn bounds_text(lo: Option<f64>, hi: Option<f64>) -> String {
     }
 }
 
-/// Whether `l` and `r` stand as `expect` says, and the sign.
-fn compared(expect: Order, l: f64, r: f64) -> (bool, &'static str) {
+/// The sign `expect` asks of left against right.
+fn sign(expect: Order) -> &'static str {
     match expect {
-        Order::Less => (l < r, "<"),
-        Order::Greater => (l > r, ">"),
+        Order::Less => "<",
+        Order::Greater => ">",
+    }
+}
+
+/// A number and its interval for a claim's detail: `m [lo, hi]`, or `m` when exact.
+fn shown(e: &Estimate) -> String {
+    if e.is_exact() {
+        fmt_num(e.mean)
+    } else {
+        format!("{} {}", fmt_num(e.mean), e.range())
+    }
+}
+
+/// How a verdict reads after the numbers in a claim's detail.
+fn noise_note(v: Verdict) -> &'static str {
+    match v {
+        Verdict::WithinNoise => " (within noise)",
+        _ => "",
     }
 }
 
@@ -133,52 +190,59 @@ fn values_where(records: &[Record], sel: &[(String, Value)], over: &str) -> Vec<
 }
 
 /// Speedup of `op` along `over`: its mean at the smallest value of `over` among its runs
-/// over its mean at `at`.
+/// over its mean at `at`, with the interval their intervals allow.
 fn speedup_of(
     records: &[Record],
     op: &Operand,
     over: &str,
     at: &Value,
     default_metric: &str,
-) -> Result<(f64, Value), String> {
+    level: f64,
+) -> Result<(Estimate, Value), String> {
     let xs = values_of(records, op, over);
     let base = xs
         .first()
         .cloned()
         .ok_or_else(|| format!("no run matches {}", describe(op, default_metric)))?;
-    let (b, _) = operand_mean(
+    let (b, _) = operand_estimate(
         records,
         op,
         &[(over.to_string(), base.clone())],
         default_metric,
+        level,
     )?;
-    let (t, _) = operand_mean(
+    let (t, _) = operand_estimate(
         records,
         op,
         &[(over.to_string(), at.clone())],
         default_metric,
+        level,
     )?;
-    if t == 0.0 {
-        return Err(format!("mean is 0 at {over}={}", label(at)));
-    }
-    Ok((b / t, base))
+    let s = b
+        .over(t)
+        .ok_or_else(|| format!("mean is 0 at {over}={}", label(at)))?;
+    Ok((s, base))
 }
 
-/// A claim's outcome from its verdict (or the reason it has none).
+/// A claim's outcome from its verdict (or the reason it has none). A claim marked as an
+/// observation keeps its numbers and has no verdict.
 fn result(
     claim: &Claim,
-    outcome: Result<(bool, String), String>,
+    outcome: Result<(Verdict, String), String>,
     values: Vec<(String, f64)>,
 ) -> ClaimResult {
     let (status, detail) = match outcome {
-        Ok((true, d)) => (Status::Held, d),
-        Ok((false, d)) => (Status::NotHeld, d),
         Err(e) => (Status::Error(e.clone()), e),
+        Ok((_, d)) if claim.observation.is_some() => (Status::Observation, d),
+        Ok((Verdict::Held, d)) => (Status::Held, d),
+        Ok((Verdict::NotHeld, d)) => (Status::NotHeld, d),
+        Ok((Verdict::WithinNoise, d)) => (Status::WithinNoise, d),
     };
     ClaimResult {
         name: claim.name.clone(),
         text: claim.text.clone(),
         study: claim.study.clone(),
+        observation: claim.observation.clone(),
         status,
         values,
         detail,
@@ -192,7 +256,7 @@ pub fn evaluate_reported(
     records: &[Record],
 ) -> ClaimResult {
     let mut values = Vec::new();
-    let outcome = (|| -> Result<(bool, String), String> {
+    let outcome = (|| -> Result<(Verdict, String), String> {
         validate(claim).map_err(|e| e.to_string())?;
         let Check::Reported(check) = &claim.check else {
             return Err(format!(
@@ -273,7 +337,7 @@ pub fn evaluate_reported(
             ),
         };
         Ok((
-            held,
+            Verdict::from_bool(held),
             if held {
                 format!("all {} numbers of {table} {how}", mine.len())
             } else {
@@ -305,114 +369,32 @@ fn check(
     records: &[Record],
     default_metric: &str,
     values: &mut Vec<(String, f64)>,
-) -> Result<(bool, String), String> {
+) -> Result<(Verdict, String), String> {
+    let level = DEFAULT_LEVEL;
     match check {
         Check::Value(c) => {
             let lm = c.left.metric.as_deref().unwrap_or(default_metric);
-            let (l, n) = operand_mean(records, &c.left, &[], default_metric)?;
-            values.push(("left".to_string(), l));
-            let ok = within(l, c.at_least, c.at_most);
+            let (l, n) = operand_estimate(records, &c.left, &[], default_metric, level)?;
+            values.push(("left".to_string(), l.mean));
+            let v = l.within(c.at_least, c.at_most);
             Ok((
-                ok,
+                v,
                 format!(
-                    "mean {} = {} (n={n}), expected {}",
+                    "mean {} = {} (n={n}){}, expected {}",
                     describe(&c.left, lm),
-                    fmt_num(l),
+                    shown(&l),
+                    noise_note(v),
                     bounds_text(c.at_least, c.at_most)
                 ),
             ))
         }
-        Check::Ratio(c) | Check::Difference(c) if c.over.is_some() => {
+        Check::Ratio(c) | Check::Difference(c) => {
             let difference = matches!(check, Check::Difference(_));
-            ratio_over(records, c, difference, default_metric, values)
+            ratio(records, c, difference, default_metric, level, values)
         }
         Check::Intervals(c) => intervals(records, c, default_metric, values),
-        Check::Curve(c) => curve(records, c, default_metric, values),
-        Check::Ratio(c) => {
-            let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
-            if r == 0.0 {
-                return Err("right mean is 0; ratio undefined".into());
-            }
-            let ratio = l / r;
-            values.push(("ratio".to_string(), ratio));
-            Ok((
-                within(ratio, c.at_least, c.at_most),
-                format!(
-                    "{base}; ratio {} expected {}",
-                    fmt_num(ratio),
-                    bounds_text(c.at_least, c.at_most)
-                ),
-            ))
-        }
-        Check::Difference(c) => {
-            let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
-            let diff = l - r;
-            values.push(("difference".to_string(), diff));
-            Ok((
-                within(diff, c.at_least, c.at_most),
-                format!(
-                    "{base}; difference {} expected {}",
-                    fmt_num(diff),
-                    bounds_text(c.at_least, c.at_most)
-                ),
-            ))
-        }
-        Check::Compare(c) => {
-            let Some(over) = c.over.as_deref() else {
-                let (l, r, base) = both_means(records, &c.left, &c.right, default_metric, values)?;
-                let (ok, want) = compared(c.expect, l, r);
-                let (apart, noise) = significance(records, c, &[], default_metric)?;
-                return Ok((
-                    ok && apart,
-                    format!("{base}{noise}; expected left {want} right"),
-                ));
-            };
-            let from = c.from.as_ref().map(toml_to_json);
-            let xs: Vec<Value> = axis_values(records, &c.left, over, c.values.as_deref())?
-                .into_iter()
-                .filter(|x| {
-                    from.as_ref()
-                        .is_none_or(|f| compare_values(x, f) != std::cmp::Ordering::Less)
-                })
-                .collect();
-            if xs.is_empty() {
-                return Err(format!("no value of `{over}` to compare at"));
-            }
-            let mut failed = Vec::new();
-            let mut shown = Vec::new();
-            let mut want = "";
-            for x in &xs {
-                let at = [(over.to_string(), x.clone())];
-                let (l, _) = operand_mean(records, &c.left, &at, default_metric)?;
-                let (r, _) = operand_mean(records, &c.right, &at, default_metric)?;
-                values.push((format!("left {over}={}", label(x)), l));
-                values.push((format!("right {over}={}", label(x)), r));
-                let (ok, w) = compared(c.expect, l, r);
-                let (apart, noise) = significance(records, c, &at, default_metric)?;
-                want = w;
-                shown.push(format!(
-                    "{}: {} vs {}{noise}",
-                    label(x),
-                    fmt_num(l),
-                    fmt_num(r)
-                ));
-                if !(ok && apart) {
-                    failed.push(label(x));
-                }
-            }
-            let lm = c.left.metric.as_deref().unwrap_or(default_metric);
-            let rm = c.right.metric.as_deref().unwrap_or(default_metric);
-            let mut detail = format!(
-                "left {} vs right {} over {over}: {}; expected left {want} right at each",
-                describe(&c.left, lm),
-                describe(&c.right, rm),
-                shown.join(", ")
-            );
-            if !failed.is_empty() {
-                detail.push_str(&format!("; fails at {}", failed.join(", ")));
-            }
-            Ok((failed.is_empty(), detail))
-        }
+        Check::Curve(c) => curve(records, c, default_metric, level, values),
+        Check::Compare(c) => compare(records, c, default_metric, values),
         Check::Reported(_) => {
             Err("a reported claim is evaluated against the paper's reported numbers".into())
         }
@@ -420,48 +402,54 @@ fn check(
             let lm = c.left.metric.as_deref().unwrap_or(default_metric);
             let over = c.over.as_str();
             let at = toml_to_json(&c.at);
-            let (l, base) = speedup_of(records, &c.left, over, &at, default_metric)?;
-            values.push(("left speedup".to_string(), l));
+            let (l, base) = speedup_of(records, &c.left, over, &at, default_metric, level)?;
+            values.push(("left speedup".to_string(), l.mean));
             let mut detail = format!(
                 "left {} speedup {}={} -> {}: {}",
                 describe(&c.left, lm),
                 over,
                 label(&base),
                 label(&at),
-                fmt_num(l)
+                shown(&l)
             );
             let Some(right) = &c.right else {
-                let ok = within(l, c.at_least, c.at_most);
+                let v = l.within(c.at_least, c.at_most);
                 detail.push_str(&format!(
-                    "; expected {}",
+                    "{}; expected {}",
+                    noise_note(v),
                     bounds_text(c.at_least, c.at_most)
                 ));
-                return Ok((ok, detail));
+                return Ok((v, detail));
             };
             let rm = right.metric.as_deref().unwrap_or(default_metric);
-            let (r, _) = speedup_of(records, right, over, &at, default_metric)?;
-            values.push(("right speedup".to_string(), r));
+            let (r, _) = speedup_of(records, right, over, &at, default_metric, level)?;
+            values.push(("right speedup".to_string(), r.mean));
             detail.push_str(&format!(
                 "; right {} speedup {}",
                 describe(right, rm),
-                fmt_num(r)
+                shown(&r)
             ));
             if c.at_least.is_some() || c.at_most.is_some() {
-                if r == 0.0 {
-                    return Err("right speedup is 0".into());
-                }
-                values.push(("ratio".to_string(), l / r));
+                let q = l.over(r).ok_or("right speedup is 0")?;
+                values.push(("ratio".to_string(), q.mean));
+                let v = q.within(c.at_least, c.at_most);
                 detail.push_str(&format!(
-                    "; ratio {} expected {}",
-                    fmt_num(l / r),
+                    "; ratio {}{} expected {}",
+                    shown(&q),
+                    noise_note(v),
                     bounds_text(c.at_least, c.at_most)
                 ));
-                return Ok((within(l / r, c.at_least, c.at_most), detail));
+                return Ok((v, detail));
             }
             // Without bounds, `validate` made sure there is an `expect`.
-            let (ok, want) = compared(c.expect.unwrap_or(Order::Greater), l, r);
-            detail.push_str(&format!("; expected left {want} right"));
-            Ok((ok, detail))
+            let expect = c.expect.unwrap_or(Order::Greater);
+            let v = l.ordered(&r, expect);
+            detail.push_str(&format!(
+                "{}; expected left {} right",
+                noise_note(v),
+                sign(expect)
+            ));
+            Ok((v, detail))
         }
         Check::Trend(c) => {
             let over = c.over.as_str();
@@ -475,24 +463,26 @@ fn check(
             let mut seq = Vec::new();
             for x in &xs {
                 let at = [(over.to_string(), x.clone())];
-                let (l, _) = operand_mean(records, &c.left, &at, default_metric)?;
+                let (l, _) = operand_estimate(records, &c.left, &at, default_metric, level)?;
                 let y = match &c.right {
                     Some(right) => {
-                        let (r, _) = operand_mean(records, right, &at, default_metric)?;
-                        if r == 0.0 {
-                            return Err(format!("right mean is 0 at {over}={}", label(x)));
-                        }
-                        l / r
+                        let (r, _) = operand_estimate(records, right, &at, default_metric, level)?;
+                        l.over(r)
+                            .ok_or_else(|| format!("right mean is 0 at {over}={}", label(x)))?
                     }
                     None => l,
                 };
-                values.push((format!("{over}={}", label(x)), y));
+                values.push((format!("{over}={}", label(x)), y.mean));
                 seq.push(y);
             }
             let increasing = c.expect == Direction::Increasing;
-            let ok = seq
-                .windows(2)
-                .all(|w| if increasing { w[1] > w[0] } else { w[1] < w[0] });
+            // Each step must rise (fall) beyond the noise of both its ends.
+            let step = if increasing {
+                Order::Less
+            } else {
+                Order::Greater
+            };
+            let v = Verdict::all(seq.windows(2).map(|w| w[0].ordered(&w[1], step)));
             let what = if c.right.is_some() {
                 "left/right"
             } else {
@@ -501,13 +491,14 @@ fn check(
             let shown: Vec<String> = xs
                 .iter()
                 .zip(&seq)
-                .map(|(x, y)| format!("{}: {}", label(x), fmt_num(*y)))
+                .map(|(x, y)| format!("{}: {}", label(x), shown(y)))
                 .collect();
             Ok((
-                ok,
+                v,
                 format!(
-                    "{what} over {over}: {}; expected {}",
+                    "{what} over {over}: {}{}; expected {} at every step",
                     shown.join(", "),
+                    noise_note(v),
                     if increasing {
                         "increasing"
                     } else {
@@ -516,6 +507,127 @@ fn check(
                 ),
             ))
         }
+    }
+}
+
+/// The points a claim with an optional axis is checked at: each value of `over` (as a
+/// selector entry), or once with no extra selector.
+fn points(
+    records: &[Record],
+    left: &Operand,
+    over: Option<&str>,
+    only: Option<&[toml::Value]>,
+) -> Result<Vec<Vec<(String, Value)>>, String> {
+    match over {
+        None => Ok(vec![Vec::new()]),
+        Some(over) => Ok(axis_values(records, left, over, only)?
+            .into_iter()
+            .map(|x| vec![(over.to_string(), x)])
+            .collect()),
+    }
+}
+
+/// `x: ` for a point of an axis, nothing for the one point of a claim without one.
+fn point_label(at: &[(String, Value)]) -> String {
+    at.first()
+        .map(|(_, x)| format!("{}: ", label(x)))
+        .unwrap_or_default()
+}
+
+/// A `compare`: left's mean stands to right's as `expect` says, beyond the noise of
+/// both (their intervals disjoint), at each value of `over` (or once).
+fn compare(
+    records: &[Record],
+    c: &CompareCheck,
+    default_metric: &str,
+    values: &mut Vec<(String, f64)>,
+) -> Result<(Verdict, String), String> {
+    let level = c.confidence.unwrap_or(DEFAULT_LEVEL);
+    let from = c.from.as_ref().map(toml_to_json);
+    let mut at_points = points(records, &c.left, c.over.as_deref(), c.values.as_deref())?;
+    at_points.retain(|at| {
+        at.first().is_none_or(|(_, x)| {
+            from.as_ref()
+                .is_none_or(|f| compare_values(x, f) != Ordering::Less)
+        })
+    });
+    if at_points.is_empty() {
+        return Err(format!(
+            "no value of `{}` to compare at",
+            c.over.as_deref().unwrap_or_default()
+        ));
+    }
+    let (mut verdicts, mut shown_at, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    for at in &at_points {
+        let (l, nl) = operand_estimate(records, &c.left, at, default_metric, level)?;
+        let (r, nr) = operand_estimate(records, &c.right, at, default_metric, level)?;
+        let p = point_label(at);
+        let (lk, rk) = if at.is_empty() {
+            ("left".to_string(), "right".to_string())
+        } else {
+            let (k, x) = &at[0];
+            (
+                format!("left {k}={}", label(x)),
+                format!("right {k}={}", label(x)),
+            )
+        };
+        values.push((lk, l.mean));
+        values.push((rk, r.mean));
+        let v = l.ordered(&r, c.expect);
+        verdicts.push(v);
+        shown_at.push(format!(
+            "{p}{} (n={nl}) vs {} (n={nr}){}",
+            shown(&l),
+            shown(&r),
+            noise_note(v)
+        ));
+        if v != Verdict::Held {
+            failed.push((
+                at.first()
+                    .map(|(_, x)| label(x))
+                    .unwrap_or_else(|| "the means".into()),
+                v,
+            ));
+        }
+    }
+    let lm = c.left.metric.as_deref().unwrap_or(default_metric);
+    let rm = c.right.metric.as_deref().unwrap_or(default_metric);
+    let axis = c
+        .over
+        .as_deref()
+        .map(|o| format!(" over {o}"))
+        .unwrap_or_default();
+    let mut detail = format!(
+        "left {} vs right {}{axis}, {}% intervals: {}; expected left {} right{}",
+        describe(&c.left, lm),
+        describe(&c.right, rm),
+        fmt_num(level * 100.0),
+        shown_at.join(", "),
+        sign(c.expect),
+        if c.over.is_some() { " at each" } else { "" }
+    );
+    push_failures(&mut detail, &failed, c.over.is_some());
+    Ok((Verdict::all(verdicts), detail))
+}
+
+/// Appends where a claim checked at several points failed or was within noise.
+fn push_failures(detail: &mut String, failed: &[(String, Verdict)], axis: bool) {
+    if !axis {
+        return;
+    }
+    let at = |want: Verdict| -> Vec<&str> {
+        failed
+            .iter()
+            .filter(|(_, v)| *v == want)
+            .map(|(x, _)| x.as_str())
+            .collect()
+    };
+    let (fails, noisy) = (at(Verdict::NotHeld), at(Verdict::WithinNoise));
+    if !fails.is_empty() {
+        detail.push_str(&format!("; fails at {}", fails.join(", ")));
+    }
+    if !noisy.is_empty() {
+        detail.push_str(&format!("; within noise at {}", noisy.join(", ")));
     }
 }
 
@@ -541,119 +653,123 @@ fn axis_values(
     Ok(xs)
 }
 
-/// A `ratio` or `difference` with `over`: the bounds must hold at every value of the axis.
-fn ratio_over(
+/// A `ratio` or `difference`: the interval of mean(left)/mean(right) (or of the
+/// difference) within the bounds, at every value of `over` (or once).
+fn ratio(
     records: &[Record],
     c: &RatioCheck,
     difference: bool,
     default_metric: &str,
+    level: f64,
     values: &mut Vec<(String, f64)>,
-) -> Result<(bool, String), String> {
-    let over = c.over.as_deref().unwrap_or_default();
-    let xs = axis_values(records, &c.left, over, c.values.as_deref())?;
+) -> Result<(Verdict, String), String> {
+    let at_points = points(records, &c.left, c.over.as_deref(), c.values.as_deref())?;
     let what = if difference { "difference" } else { "ratio" };
-    let (mut shown, mut failed) = (Vec::new(), Vec::new());
-    for x in &xs {
-        let at = [(over.to_string(), x.clone())];
-        let (l, _) = operand_mean(records, &c.left, &at, default_metric)?;
-        let (r, _) = operand_mean(records, &c.right, &at, default_metric)?;
+    let (mut verdicts, mut shown_at, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    for at in &at_points {
+        let (l, nl) = operand_estimate(records, &c.left, at, default_metric, level)?;
+        let (r, nr) = operand_estimate(records, &c.right, at, default_metric, level)?;
         let y = if difference {
-            l - r
-        } else if r == 0.0 {
-            return Err(format!(
-                "right mean is 0 at {over}={}; ratio undefined",
-                label(x)
-            ));
+            l.minus(r)
         } else {
-            l / r
+            l.over(r).ok_or_else(|| {
+                format!("right mean is 0{}; ratio undefined", {
+                    let p = point_label(at);
+                    if p.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" at {}", p.trim_end_matches(": "))
+                    }
+                })
+            })?
         };
-        values.push((format!("{what} {over}={}", label(x)), y));
-        shown.push(format!(
-            "{}: {} vs {}, {what} {}",
-            label(x),
-            fmt_num(l),
-            fmt_num(r),
-            fmt_num(y)
+        let key = match at.first() {
+            Some((k, x)) => format!("{what} {k}={}", label(x)),
+            None => {
+                values.push(("left".to_string(), l.mean));
+                values.push(("right".to_string(), r.mean));
+                what.to_string()
+            }
+        };
+        values.push((key, y.mean));
+        let v = y.within(c.at_least, c.at_most);
+        verdicts.push(v);
+        shown_at.push(format!(
+            "{}{} (n={nl}) vs {} (n={nr}), {what} {}{}",
+            point_label(at),
+            shown(&l),
+            shown(&r),
+            shown(&y),
+            noise_note(v)
         ));
-        if !within(y, c.at_least, c.at_most) {
-            failed.push(label(x));
+        if v != Verdict::Held {
+            failed.push((
+                at.first()
+                    .map(|(_, x)| label(x))
+                    .unwrap_or_else(|| "the means".into()),
+                v,
+            ));
         }
     }
     let lm = c.left.metric.as_deref().unwrap_or(default_metric);
     let rm = c.right.metric.as_deref().unwrap_or(default_metric);
+    let axis = c
+        .over
+        .as_deref()
+        .map(|o| format!(" over {o}"))
+        .unwrap_or_default();
     let mut detail = format!(
-        "left {} vs right {} over {over}: {}; {what} expected {} at each",
+        "left {} vs right {}{axis}, {}% intervals: {}; {what} expected {}{}",
         describe(&c.left, lm),
         describe(&c.right, rm),
-        shown.join("; "),
-        bounds_text(c.at_least, c.at_most)
+        fmt_num(level * 100.0),
+        shown_at.join("; "),
+        bounds_text(c.at_least, c.at_most),
+        if c.over.is_some() { " at each" } else { "" }
     );
-    if !failed.is_empty() {
-        detail.push_str(&format!("; fails at {}", failed.join(", ")));
-    }
-    Ok((failed.is_empty(), detail))
+    push_failures(&mut detail, &failed, c.over.is_some());
+    Ok((Verdict::all(verdicts), detail))
 }
 
 /// An `intervals` claim: the confidence intervals of left's and right's means overlap or
-/// not, at each value of `over` (or once).
+/// not, at each value of `over` (or once). The claim is about the intervals themselves,
+/// so its verdict is never "within noise".
 fn intervals(
     records: &[Record],
     c: &IntervalsCheck,
     default_metric: &str,
     values: &mut Vec<(String, f64)>,
-) -> Result<(bool, String), String> {
-    let level = c.confidence.unwrap_or(0.99);
-    let points: Vec<Option<Value>> = match c.over.as_deref() {
-        None => vec![None],
-        Some(over) => axis_values(records, &c.left, over, c.values.as_deref())?
-            .into_iter()
-            .map(Some)
-            .collect(),
-    };
-    let interval = |op: &Operand, extra: &[(String, Value)]| -> Result<(f64, f64), String> {
-        let v = operand_values(records, op, extra, default_metric)?;
-        let m = crate::stats::mean(&v).unwrap_or(f64::NAN);
-        let h = crate::stats::ci_half_width(&v, level).ok_or_else(|| {
-            format!(
-                "a confidence interval needs two runs or more; {} has {}",
-                describe(op, op.metric.as_deref().unwrap_or(default_metric)),
-                v.len()
-            )
-        })?;
-        Ok((m - h, m + h))
-    };
+) -> Result<(Verdict, String), String> {
+    let level = c.confidence.unwrap_or(DEFAULT_LEVEL);
+    let at_points = points(records, &c.left, c.over.as_deref(), c.values.as_deref())?;
     let want = c.expect == Overlap::Overlap;
-    let (mut shown, mut failed) = (Vec::new(), Vec::new());
-    for x in &points {
-        let extra: Vec<(String, Value)> = match (x, c.over.as_deref()) {
-            (Some(x), Some(over)) => vec![(over.to_string(), x.clone())],
-            _ => Vec::new(),
-        };
-        let (l0, l1) = interval(&c.left, &extra)?;
-        let (r0, r1) = interval(&c.right, &extra)?;
-        let overlap = l0 <= r1 && r0 <= l1;
-        let at = x
-            .as_ref()
-            .map(|x| format!("{}: ", label(x)))
-            .unwrap_or_default();
+    let (mut shown_at, mut failed) = (Vec::new(), Vec::new());
+    for at in &at_points {
+        let (l, _) = operand_estimate(records, &c.left, at, default_metric, level)?;
+        let (r, _) = operand_estimate(records, &c.right, at, default_metric, level)?;
+        let overlap = l.overlaps(&r);
+        let p = point_label(at);
         for (name, v) in [
-            ("left low", l0),
-            ("left high", l1),
-            ("right low", r0),
-            ("right high", r1),
+            ("left low", l.lo),
+            ("left high", l.hi),
+            ("right low", r.lo),
+            ("right high", r.hi),
         ] {
-            values.push((format!("{at}{name}"), v));
+            values.push((format!("{p}{name}"), v));
         }
-        shown.push(format!(
-            "{at}[{}, {}] vs [{}, {}] {}",
-            fmt_num(l0),
-            fmt_num(l1),
-            fmt_num(r0),
-            fmt_num(r1),
+        shown_at.push(format!(
+            "{p}{} vs {} {}",
+            l.range(),
+            r.range(),
             if overlap { "overlap" } else { "disjoint" }
         ));
         if overlap != want {
-            failed.push(x.as_ref().map(label).unwrap_or_else(|| "the means".into()));
+            failed.push((
+                at.first()
+                    .map(|(_, x)| label(x))
+                    .unwrap_or_else(|| "the means".into()),
+                Verdict::NotHeld,
+            ));
         }
     }
     let lm = c.left.metric.as_deref().unwrap_or(default_metric);
@@ -663,52 +779,47 @@ fn intervals(
         fmt_num(level * 100.0),
         describe(&c.left, lm),
         describe(&c.right, rm),
-        shown.join("; "),
+        shown_at.join("; "),
         if want { "overlap" } else { "disjoint" }
     );
-    if !failed.is_empty() {
-        detail.push_str(&format!("; fails at {}", failed.join(", ")));
+    push_failures(&mut detail, &failed, c.over.is_some());
+    if c.over.is_none() && !failed.is_empty() {
+        detail.push_str("; fails at the means");
     }
-    Ok((failed.is_empty(), detail))
+    Ok((Verdict::from_bool(failed.is_empty()), detail))
 }
 
-/// One curve's measure: the x of its least mean (`argmin`) or a ratio of means.
-enum Measured {
-    At(Value),
-    Ratio(f64),
-}
-
-impl Measured {
-    fn cmp(&self, other: &Measured) -> Ordering {
-        match (self, other) {
-            (Measured::At(a), Measured::At(b)) => compare_values(a, b),
-            (Measured::Ratio(a), Measured::Ratio(b)) => a.total_cmp(b),
-            _ => Ordering::Equal,
-        }
-    }
-
-    fn number(&self) -> Option<f64> {
-        match self {
-            Measured::At(x) => as_f64(x),
-            Measured::Ratio(r) => Some(*r),
-        }
-    }
-
-    fn text(&self) -> String {
-        match self {
-            Measured::At(x) => label(x),
-            Measured::Ratio(r) => fmt_num(*r),
-        }
-    }
+/// One curve's measure: where its least mean is (`argmin`: the values of `over` whose
+/// interval meets the least mean's, by their positions among every curve's values) or a
+/// ratio of means, each with the interval of values the noise allows.
+struct Measured {
+    /// Lower end (a position among the values of `over`, or a ratio).
+    lo: f64,
+    /// Upper end.
+    hi: f64,
+    /// As printed.
+    text: String,
+    /// The measure alone (the argmin's value of `over`, or the ratio).
+    short: String,
 }
 
 /// A `curve` claim: the measure of each curve (one per value of `across`, or one).
+///
+/// `argmin`: the values of `over` whose interval meets the least mean's are its
+/// candidates (one when the least mean is clear of the noise). `at` holds when it is the
+/// only candidate and fails when it is not one; bounds hold when every candidate is
+/// within them and fail when none is; anything between is within noise, so a tie reads
+/// the same whichever expectation the claim states. `worst-over-best`: the ratio's
+/// interval against the bounds. `expect` across curves: no step may move against the
+/// direction and the last curve's measure must lie beyond the first's, each beyond the
+/// noise of both.
 fn curve(
     records: &[Record],
     c: &CurveCheck,
     default_metric: &str,
+    level: f64,
     values: &mut Vec<(String, f64)>,
-) -> Result<(bool, String), String> {
+) -> Result<(Verdict, String), String> {
     let over = c.over.as_str();
     let curves: Vec<Option<Value>> = match c.across.as_deref() {
         None => vec![None],
@@ -726,9 +837,17 @@ fn curve(
                 .as_ref()
                 .is_none_or(|t| compare_values(x, t) != Ordering::Greater)
     };
+    // Every curve's values of `over`, in order: an argmin's position among them.
+    let all_xs = values_of(records, &c.left, over);
+    let position = |x: &Value| {
+        all_xs
+            .iter()
+            .position(|y| values_equal(x, y))
+            .unwrap_or_default() as f64
+    };
     let at = c.at.as_ref().map(toml_to_json);
     let mut measured = Vec::new();
-    let (mut shown, mut failed) = (Vec::new(), Vec::new());
+    let (mut verdicts, mut shown_at, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     for g in &curves {
         let base: Vec<(String, Value)> = match (g, c.across.as_deref()) {
             (Some(g), Some(across)) => vec![(across.to_string(), g.clone())],
@@ -740,83 +859,106 @@ fn curve(
         for x in values_where(records, &sel, over) {
             let mut extra = base.clone();
             extra.push((over.to_string(), x.clone()));
-            let (m, _) = operand_mean(records, &c.left, &extra, default_metric)?;
-            points.push((x, m));
+            let (e, _) = operand_estimate(records, &c.left, &extra, default_metric, level)?;
+            points.push((x, e));
         }
         let name = g.as_ref().map(label).unwrap_or_else(|| "curve".into());
         let best = points
             .iter()
-            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .min_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
             .ok_or_else(|| format!("{name}: no value of `{over}`"))?;
-        let ranged: Vec<&(Value, f64)> = points.iter().filter(|p| in_range(&p.0)).collect();
-        // The values of `over` whose mean is the least in the range (several when tied).
-        let mut least: Vec<&Value> = Vec::new();
-        let (m, text) = match c.measure {
+        let ranged: Vec<&(Value, Estimate)> = points.iter().filter(|p| in_range(&p.0)).collect();
+        let mut verdict = Verdict::Held;
+        let m = match c.measure {
             Measure::Argmin => {
                 let low = ranged
                     .iter()
-                    .min_by(|a, b| a.1.total_cmp(&b.1))
+                    .min_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
                     .ok_or_else(|| format!("{name}: no value of `{over}` in the range"))?;
-                least = ranged
+                let candidates: Vec<&Value> = ranged
                     .iter()
-                    .filter(|p| p.1 == low.1)
+                    .filter(|p| p.1.overlaps(&low.1))
                     .map(|p| &p.0)
                     .collect();
-                let text = format!(
+                if let Some(x) = as_f64(&low.0) {
+                    values.push((name.clone(), x));
+                }
+                if let Some(at) = &at {
+                    let among = candidates.iter().any(|x| values_equal(x, at));
+                    verdict = Verdict::all([
+                        verdict,
+                        Verdict::of_points(among && candidates.len() == 1, among),
+                    ]);
+                }
+                if c.at_least.is_some() || c.at_most.is_some() {
+                    let inside = |x: &&Value| {
+                        as_f64(x).is_some_and(|v| {
+                            c.at_least.is_none_or(|l| l <= v) && c.at_most.is_none_or(|h| v <= h)
+                        })
+                    };
+                    verdict = Verdict::all([
+                        verdict,
+                        Verdict::of_points(
+                            candidates.iter().all(inside),
+                            candidates.iter().any(inside),
+                        ),
+                    ]);
+                }
+                let others: Vec<String> = candidates
+                    .iter()
+                    .filter(|x| !values_equal(x, &low.0))
+                    .map(|x| label(x))
+                    .collect();
+                let mut text = format!(
                     "{name}: least mean {} at {over}={}",
-                    fmt_num(low.1),
-                    least
-                        .iter()
-                        .map(|x| label(x))
-                        .collect::<Vec<_>>()
-                        .join(" and ")
+                    shown(&low.1),
+                    label(&low.0)
                 );
-                (Measured::At(low.0.clone()), text)
+                if !others.is_empty() {
+                    text.push_str(&format!(" (within noise of it: {})", others.join(", ")));
+                }
+                let at_positions = candidates.iter().map(|x| position(x));
+                Measured {
+                    lo: at_positions.clone().fold(f64::INFINITY, f64::min),
+                    hi: at_positions.fold(f64::NEG_INFINITY, f64::max),
+                    text,
+                    short: label(&low.0),
+                }
             }
             Measure::WorstOverBest => {
                 let worst = ranged
                     .iter()
-                    .max_by(|a, b| a.1.total_cmp(&b.1))
+                    .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
                     .ok_or_else(|| format!("{name}: no value of `{over}` in the range"))?;
-                if best.1 == 0.0 {
-                    return Err(format!("{name}: the least mean is 0"));
+                let r = worst
+                    .1
+                    .over(best.1)
+                    .ok_or_else(|| format!("{name}: the least mean is 0"))?;
+                values.push((name.clone(), r.mean));
+                if c.at_least.is_some() || c.at_most.is_some() {
+                    verdict = r.within(c.at_least, c.at_most);
                 }
-                let r = worst.1 / best.1;
-                let text = format!(
-                    "{name}: worst {} at {over}={} over best {} at {}: {}",
-                    fmt_num(worst.1),
-                    label(&worst.0),
-                    fmt_num(best.1),
-                    label(&best.0),
-                    fmt_num(r)
-                );
-                (Measured::Ratio(r), text)
+                Measured {
+                    lo: r.lo,
+                    hi: r.hi,
+                    short: shown(&r),
+                    text: format!(
+                        "{name}: worst {} at {over}={} over best {} at {}: {}",
+                        fmt_num(worst.1.mean),
+                        label(&worst.0),
+                        fmt_num(best.1.mean),
+                        label(&best.0),
+                        shown(&r)
+                    ),
+                }
             }
         };
-        if let Some(v) = m.number() {
-            values.push((name.clone(), v));
+        if verdict != Verdict::Held {
+            failed.push((name.clone(), verdict));
         }
-        let mut ok = true;
-        // A tie at the least mean: `at` holds when it is among them (no value does
-        // better), bounds only when every one of them is within.
-        if let Some(at) = &at {
-            ok &= least.iter().any(|x| values_equal(x, at));
-        }
-        if c.at_least.is_some() || c.at_most.is_some() {
-            ok &= match c.measure {
-                Measure::Argmin => least
-                    .iter()
-                    .all(|x| as_f64(x).is_some_and(|v| within(v, c.at_least, c.at_most))),
-                Measure::WorstOverBest => {
-                    m.number().is_some_and(|v| within(v, c.at_least, c.at_most))
-                }
-            };
-        }
-        if !ok {
-            failed.push(name.clone());
-        }
-        shown.push(text);
-        measured.push((name, m));
+        verdicts.push(verdict);
+        shown_at.push(format!("{}{}", m.text, noise_note(verdict)));
+        measured.push(m);
     }
     let mut expected = Vec::new();
     if let Some(at) = &at {
@@ -825,48 +967,42 @@ fn curve(
     if c.at_least.is_some() || c.at_most.is_some() {
         expected.push(format!("a measure {}", bounds_text(c.at_least, c.at_most)));
     }
-    let mut held = failed.is_empty();
     if let Some(dir) = c.expect {
-        let want = match dir {
-            Direction::Increasing => Ordering::Greater,
-            Direction::Decreasing => Ordering::Less,
-        };
-        let steady = measured
-            .windows(2)
-            .all(|w| w[1].1.cmp(&w[0].1) != want.reverse());
+        let up = dir == Direction::Increasing;
+        // (the interval of a measure, as the direction reads it: rising is up)
+        let ends = |m: &Measured| if up { (m.lo, m.hi) } else { (-m.hi, -m.lo) };
+        let steps = measured.windows(2).map(|w| {
+            let ((a0, a1), (b0, b1)) = (ends(&w[0]), ends(&w[1]));
+            Verdict::of_points(b0 >= a1, b1 >= a0)
+        });
         let net = match (measured.first(), measured.last()) {
-            (Some(a), Some(b)) => b.1.cmp(&a.1) == want,
-            _ => false,
+            (Some(a), Some(b)) => {
+                let ((a0, a1), (b0, b1)) = (ends(a), ends(b));
+                Verdict::of_points(b0 > a1, b1 > a0)
+            }
+            _ => Verdict::NotHeld,
         };
-        if !(steady && net) {
-            held = false;
-            failed.push(format!(
-                "the sequence {}",
-                measured
-                    .iter()
-                    .map(|(_, m)| m.text())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+        let v = Verdict::all(steps.chain([net]));
+        if v != Verdict::Held {
+            failed.push((
+                format!(
+                    "the sequence {}",
+                    measured
+                        .iter()
+                        .map(|m| m.short.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                v,
             ));
         }
+        verdicts.push(v);
         expected.push(format!(
             "{} across {} (never {} from one to the next, {} at the end)",
-            if want == Ordering::Greater {
-                "increasing"
-            } else {
-                "decreasing"
-            },
+            if up { "increasing" } else { "decreasing" },
             c.across.as_deref().unwrap_or_default(),
-            if want == Ordering::Greater {
-                "falling"
-            } else {
-                "rising"
-            },
-            if want == Ordering::Greater {
-                "higher"
-            } else {
-                "lower"
-            }
+            if up { "falling" } else { "rising" },
+            if up { "higher" } else { "lower" }
         ));
     }
     let lm = c.left.metric.as_deref().unwrap_or(default_metric);
@@ -879,80 +1015,18 @@ fn curve(
         ),
     };
     let mut detail = format!(
-        "{} of {} over {over}{range}: {}; expected {}",
+        "{} of {} over {over}{range}, {}% intervals: {}; expected {}",
         match c.measure {
             Measure::Argmin => "argmin",
             Measure::WorstOverBest => "worst over best",
         },
         describe(&c.left, lm),
-        shown.join("; "),
+        fmt_num(level * 100.0),
+        shown_at.join("; "),
         expected.join(" and ")
     );
-    if !failed.is_empty() {
-        detail.push_str(&format!("; fails at {}", failed.join(", ")));
-    }
-    Ok((held, detail))
-}
-
-/// The means of `left` and `right` (pushed to `values`) and the sentence giving them.
-/// For a `compare` with `confidence`: whether the Student-t intervals of left's and
-/// right's means at that level (at the point `extra`) are disjoint, and a note of their
-/// half-widths for the detail. Without `confidence`: `(true, "")`.
-fn significance(
-    records: &[Record],
-    c: &super::CompareCheck,
-    extra: &[(String, Value)],
-    default_metric: &str,
-) -> Result<(bool, String), String> {
-    let Some(level) = c.confidence else {
-        return Ok((true, String::new()));
-    };
-    let interval = |op: &Operand| -> Result<(f64, f64), String> {
-        let v = operand_values(records, op, extra, default_metric)?;
-        let m = crate::stats::mean(&v).unwrap_or(f64::NAN);
-        let h = crate::stats::ci_half_width(&v, level).ok_or_else(|| {
-            format!(
-                "a significant difference needs two runs or more a side; {} has {}",
-                describe(op, op.metric.as_deref().unwrap_or(default_metric)),
-                v.len()
-            )
-        })?;
-        Ok((m, h))
-    };
-    let (l, hl) = interval(&c.left)?;
-    let (r, hr) = interval(&c.right)?;
-    let apart = (l - r).abs() > hl + hr;
-    let note = format!(
-        " (±{}, ±{} at {}%{})",
-        fmt_num(hl),
-        fmt_num(hr),
-        fmt_num(level * 100.0),
-        if apart { "" } else { ": within noise" }
-    );
-    Ok((apart, note))
-}
-
-fn both_means(
-    records: &[Record],
-    left: &Operand,
-    right: &Operand,
-    default_metric: &str,
-    values: &mut Vec<(String, f64)>,
-) -> Result<(f64, f64, String), String> {
-    let lm = left.metric.as_deref().unwrap_or(default_metric);
-    let rm = right.metric.as_deref().unwrap_or(default_metric);
-    let (l, nl) = operand_mean(records, left, &[], default_metric)?;
-    let (r, nr) = operand_mean(records, right, &[], default_metric)?;
-    values.push(("left".to_string(), l));
-    values.push(("right".to_string(), r));
-    let base = format!(
-        "left {} = {} (n={nl}); right {} = {} (n={nr})",
-        describe(left, lm),
-        fmt_num(l),
-        describe(right, rm),
-        fmt_num(r)
-    );
-    Ok((l, r, base))
+    push_failures(&mut detail, &failed, true);
+    Ok((Verdict::all(verdicts), detail))
 }
 
 #[cfg(test)]
@@ -974,8 +1048,13 @@ mod tests {
         }
     }
 
+    /// Two trials a point, which agree: exact intervals.
     fn records() -> Vec<Record> {
-        vec![rec(0, 1, 100.0), rec(1, 4, 25.0), rec(2, 16, 10.0)]
+        [(1, 100.0), (4, 25.0), (16, 10.0)]
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &(n, t))| [rec(2 * i, n, t), rec(2 * i + 1, n, t)])
+            .collect()
     }
 
     fn speedup_claim(at_least: f64) -> Claim {

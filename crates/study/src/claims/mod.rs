@@ -7,9 +7,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod eval;
+mod noise;
 mod read;
 
 pub use eval::{evaluate, evaluate_reported};
+pub use noise::{Estimate, Verdict, DEFAULT_LEVEL};
 
 /// Kind of claim: the value of its `kind` key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +110,10 @@ pub struct Claim {
     pub text: String,
     /// Name of the study (spec `name`) whose records are checked.
     pub study: String,
+    /// Why the statement gets no verdict, when it gets none: its window is not in the
+    /// paper's words, or the paper has no such quantity. Its numbers are still printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observation: Option<String>,
     /// What is checked.
     #[serde(flatten)]
     pub check: Check,
@@ -191,9 +197,9 @@ pub struct CompareCheck {
     /// With `over`: the values of the axis checked (default: every value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<toml::Value>>,
-    /// The order must also be significant: the Student-t confidence intervals of the two
-    /// means at this level disjoint (each side needs two runs or more), so a difference
-    /// within run-to-run noise does not hold. Default: the means alone decide.
+    /// The level of the Student-t confidence intervals of the two means (default 0.99):
+    /// the order holds when they are disjoint in it, fails when they are disjoint the
+    /// other way, and is within noise when they overlap. Each side needs two runs or more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
 }
@@ -467,10 +473,14 @@ pub struct ReportedPoint {
 /// Outcome of a claim.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Status {
-    /// The records support the claim.
+    /// The records support the claim beyond their noise.
     Held,
-    /// The records contradict the claim.
+    /// The records contradict the claim beyond their noise.
     NotHeld,
+    /// The records' intervals allow both: the claim is neither supported nor contradicted.
+    WithinNoise,
+    /// A statement with no verdict (see [`Claim::observation`]).
+    Observation,
     /// The claim could not be evaluated (e.g. a selector matched nothing).
     Error(String),
 }
@@ -484,6 +494,8 @@ pub struct ClaimResult {
     pub text: String,
     /// Study checked.
     pub study: String,
+    /// Why the statement has no verdict, for an observation.
+    pub observation: Option<String>,
     /// Outcome.
     pub status: Status,
     /// Named values behind the verdict (means, ratios, ...).
@@ -498,11 +510,13 @@ impl ClaimResult {
         self.status == Status::Held
     }
 
-    /// `held`, `NOT HELD` or `ERROR: ...`.
+    /// `held`, `NOT HELD`, `within noise`, `observation` or `ERROR: ...`.
     pub fn verdict(&self) -> String {
         match &self.status {
             Status::Held => "held".to_string(),
             Status::NotHeld => "NOT HELD".to_string(),
+            Status::WithinNoise => "within noise".to_string(),
+            Status::Observation => "observation".to_string(),
             Status::Error(e) => format!("ERROR: {e}"),
         }
     }

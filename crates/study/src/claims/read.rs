@@ -18,12 +18,16 @@ use super::{Check, Claim, ClaimKind};
 
 impl<'de> Deserialize<'de> for Claim {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_struct("Claim", &["name", "text", "study", "kind"], ClaimVisitor)
+        deserializer.deserialize_struct(
+            "Claim",
+            &["name", "text", "study", "observation", "kind"],
+            ClaimVisitor,
+        )
     }
 }
 
 /// The keys of the fields every claim has, whatever its kind.
-const COMMON_FIELDS: &[&str] = &["name", "text", "study"];
+const COMMON_FIELDS: &[&str] = &["name", "text", "study", "observation"];
 
 /// The fields every claim has, as they are met.
 #[derive(Default)]
@@ -31,6 +35,7 @@ struct Common {
     name: Option<String>,
     text: Option<String>,
     study: Option<String>,
+    observation: Option<String>,
 }
 
 impl Common {
@@ -40,6 +45,7 @@ impl Common {
             "name" => &mut self.name,
             "text" => &mut self.text,
             "study" => &mut self.study,
+            "observation" => &mut self.observation,
             _ => return Ok(false),
         };
         *slot = Some(map.next_value()?);
@@ -93,6 +99,7 @@ impl<'de> Visitor<'de> for ClaimVisitor {
             study: common
                 .study
                 .ok_or_else(|| A::Error::missing_field("study"))?,
+            observation: common.observation,
             check,
         })
     }
