@@ -96,7 +96,9 @@ pub struct Hh3dConfig {
     #[field(min = 1, max = 65_536, unit = "bytes")]
     pub elem_bytes: u64,
     /// Computation per point and time step besides its references (the reaction terms
-    /// and the diffusion sum), in ns. Default 100000: an estimate, the paper gives none.
+    /// and the diffusion sum), in ns. Default 100000: an estimate, the paper gives none;
+    /// calibrated with the step count (the run time is their product), and printed among
+    /// larowe91's calibrated inputs.
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_point: u64,
     /// `uma` (the main process initialises everything, no placement) or `numa` (each

@@ -52,7 +52,9 @@
 //! branch, loop overhead, about 35 clocks), 10 us per vote (rho = x cos + y sin in fixed
 //! point from tables: two 32-bit multiplies of about 44 clocks each, the add, shift, bounds
 //! and address arithmetic, about 165 clocks; the counter's read and write are simulated),
-//! and the pixel cost again per bin compared in the merge.
+//! and the pixel cost again per bin compared in the merge. The sizes were chosen with
+//! these costs to land near Table 4's time, so sizes and costs together are a calibrated
+//! input (the run time is their product), printed as such by the larowe91 reproduction.
 
 use super::common::{thread_count, Variant};
 use super::emit::Emitter;
@@ -86,12 +88,14 @@ pub struct HoughConfig {
     #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: Option<u32>,
     /// Computation per pixel tested (and per bin compared in the merge), in ns. Default
-    /// 2000: an estimate for about 35 MC68020 clocks; the paper gives none.
+    /// 2000: an estimate for about 35 MC68020 clocks; the paper gives none. Calibrated
+    /// with the image size (the run time is their product): larowe91 prints it among its
+    /// calibrated inputs.
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_pixel: u64,
     /// Computation per vote besides the counter's read and write, in ns. Default 10000:
     /// an estimate for rho = x cos + y sin in fixed point on the MC68020 (about 165
-    /// clocks); the paper gives none.
+    /// clocks); the paper gives none. Calibrated with the image size, as the pixel cost.
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub compute_ns_per_vote: u64,
     /// `uma` (plain shared arrays, the image read in by the main thread) or `numa` (image
