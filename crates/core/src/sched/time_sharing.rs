@@ -483,7 +483,7 @@ impl Scheduler for TimeSharing {
                         self.take(p, now, false, out);
                         self.preemptions += 1;
                     } else {
-                        self.slice_end[pi] = self.slice_end[pi] + Ns(slice);
+                        self.slice_end[pi] += Ns(slice);
                     }
                 }
                 if self.current[pi].is_none() {
