@@ -552,8 +552,9 @@ fn run_with_slowdown_reports_each_program_against_its_dedicated_run() {
     let cfg = tmp("slowdown.toml");
     std::fs::write(
         &cfg,
+        // Enough iterations that jacobi outlasts a 30 ms time slice and shares processors.
         "[scheduler]\nkind = \"time-sharing\"\n\
-         [[program]]\nworkload = { kind = \"jacobi\", n = 64, iterations = 2, threads = 16 }\n\
+         [[program]]\nworkload = { kind = \"jacobi\", n = 64, iterations = 20, threads = 16 }\n\
          [[program]]\nworkload = { kind = \"matvec\", n = 64, threads = 16 }\n",
     )
     .unwrap();

@@ -87,6 +87,7 @@ fn time_sharing_runs_more_threads_than_processors_to_completion() {
         &[bt(4, false), bt(4, false), background()],
         SchedulerConfig::new(TimeSharingConfig {
             quantum_ns: 20_000,
+            tick_ns: 10_000,
             ..Default::default()
         }),
         1,

@@ -4,8 +4,10 @@
 //! Every program asks for processors: a program that adapts its thread count asks for
 //! all its threads inside a parallel construct and one outside (the fork-join programs
 //! here go from one construct straight into the next, so outside lasts no time and the
-//! request is all its threads); any other program asks for its threads that are not
-//! sleeping (a background job waiting for input or output asks for none meanwhile). Equipartition
+//! request is all its threads); any other program asks for its live threads, sleeping ones
+//! included: a background job keeps its claim, and its processor, while it waits for
+//! input or output, as the paper's background load "requires at least one processor
+//! throughout the execution of the workload" (sec. 6.4). Equipartition
 //! shares the processors: one at a time to each program in turn until every request is
 //! met or the processors run out. A program gains processors at the entry of its next
 //! construct (its parked threads resume before the construct's work is dealt, so they
@@ -106,22 +108,10 @@ impl SpaceSharing {
         p / self.procs_per_node as u32
     }
 
-    /// What program `p` asks for now: an adapting program all its live threads, any other
-    /// its threads that are not sleeping (one waiting at a barrier holds its processor).
+    /// What program `p` asks for now: all its live threads, whether adapting or not (one
+    /// waiting at a barrier or for input or output holds its processor).
     fn request(view: &dyn SchedView, p: u32) -> u32 {
-        let v = view.program(p);
-        if v.adaptive {
-            return v.live;
-        }
-        let first = v.shape.first_thread;
-        (first..first + v.shape.threads)
-            .filter(|&t| {
-                matches!(
-                    view.thread(ThreadId(t)).state,
-                    ThreadState::Runnable | ThreadState::Blocked
-                )
-            })
-            .count() as u32
+        view.program(p).live
     }
 
     /// Equipartition: one processor at a time to each program in turn until every
@@ -290,6 +280,8 @@ impl Scheduler for SpaceSharing {
         let pi = th.program as usize;
         self.equipartition(view);
         match change {
+            // A job whose input or output is done goes on on the processor it kept.
+            ThreadChange::Wakes if self.holds(t) => {}
             ThreadChange::Created | ThreadChange::Wakes => {
                 let free = self.free_proc_for(t);
                 match free {
@@ -305,8 +297,7 @@ impl Scheduler for SpaceSharing {
                     self.draining[pi] = true;
                 }
             }
-            ThreadChange::Sleeps => self.release(view, t, Some(out)),
-            ThreadChange::Blocked | ThreadChange::Unblocked => {}
+            ThreadChange::Sleeps | ThreadChange::Blocked | ThreadChange::Unblocked => {}
         }
         self.fill(view, out);
     }
@@ -481,8 +472,8 @@ mod tests {
 
     #[test]
     fn a_fixed_teams_threads_at_a_barrier_still_count_in_its_request() {
-        // A fixed team of 3 on 2 processors and a job: the job sleeps, freeing processor 0
-        // while the team's two running threads wait at the barrier.
+        // A fixed team of 3 on 2 processors and a job: the job finishes, freeing processor
+        // 0 while the team's two running threads wait at the barrier.
         let mut view = FakeView::new(1, 2, &[1, 3]);
         let mut s = SpaceSharing::new(SpaceSharingConfig::default());
         s.start(&view.machine, &view.shapes).unwrap();
@@ -493,13 +484,13 @@ mod tests {
             view.set(t, ThreadState::Blocked);
             tell(&mut s, &mut view, t, ThreadChange::Blocked);
         }
-        view.set(0, ThreadState::Sleeping);
-        tell(&mut s, &mut view, 0, ThreadChange::Sleeps);
+        view.set(0, ThreadState::Finished);
+        tell(&mut s, &mut view, 0, ThreadChange::Finished);
         assert_eq!(view.proc(3), Some(0));
     }
 
     #[test]
-    fn a_sleeping_job_gives_its_processor_back() {
+    fn a_sleeping_job_keeps_its_processor() {
         let mut view = FakeView::new(1, 2, &[1, 1, 1]);
         let mut s = SpaceSharing::new(SpaceSharingConfig::default());
         s.start(&view.machine, &view.shapes).unwrap();
@@ -509,6 +500,27 @@ mod tests {
         assert_eq!(view.proc(2), None);
         view.set(0, ThreadState::Sleeping);
         tell(&mut s, &mut view, 0, ThreadChange::Sleeps);
-        assert_eq!(view.proc(2), Some(0));
+        assert_eq!(view.proc(0), Some(0));
+        assert_eq!(view.proc(2), None);
+        view.set(0, ThreadState::Runnable);
+        tell(&mut s, &mut view, 0, ThreadChange::Wakes);
+        assert_eq!(view.proc(0), Some(0));
+    }
+
+    #[test]
+    fn a_sleeping_job_keeps_its_claim_of_one_processor() {
+        // Two adapting programs of 4 threads and a job on 2 x 2 processors: the shares
+        // stay 2, 1 and 1 while the job waits for input or output.
+        let mut view = FakeView::new(2, 2, &[4, 4, 1]);
+        view.adaptive = vec![true, true, false];
+        let mut s = SpaceSharing::new(SpaceSharingConfig::default());
+        s.start(&view.machine, &view.shapes).unwrap();
+        for p in 0..3 {
+            create(&mut s, &mut view, p);
+        }
+        assert_eq!(s.target, vec![2, 1, 1]);
+        view.set(8, ThreadState::Sleeping);
+        tell(&mut s, &mut view, 8, ThreadChange::Sleeps);
+        assert_eq!(s.target, vec![2, 1, 1]);
     }
 }

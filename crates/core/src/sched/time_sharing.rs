@@ -1,17 +1,33 @@
-//! `time-sharing`: an IRIX-like time-sharing scheduler (Nikolopoulos et al., JPDC 2002,
-//! sec. 6.3; Barton & Bitar's IRIX scheduler): every processor has a run queue; a thread
-//! runs for a time quantum and goes to the back of its processor's queue when others wait
-//! there; a thread keeps the processor it last ran on (its affinity link) unless load
-//! balancing moves it: an idle processor takes a waiting thread from the longest queue
-//! (its own node first), and every balance interval a thread moves from the longest
-//! queue to the shortest when they differ by two or more. A thread waking from input or
-//! output has priority (IRIX's earnings favour I/O-bound jobs): it takes its own
-//! processor if idle, otherwise a processor drawn at random, whose running thread is
-//! preempted. That is how the paper's background `make` interferes with the parallel
-//! programs "in a random manner".
+//! `time-sharing`: IRIX's time sharing as Nikolopoulos et al. (JPDC 2002, sec. 6.3) ran it,
+//! with the SGI MP runtime's waiting (Barton & Bitar's IRIX scheduler; the IRIX and
+//! MIPSpro manuals cited at each parameter).
 //!
-//! Left out: IRIX's earnings arithmetic itself (priorities are two levels: a waking I/O
-//! thread and everything else), gang scheduling, and the cost of a context switch.
+//! Every processor has a run queue. A thread runs for a time slice counted in ticks of the
+//! 100 Hz scheduling clock and goes to the back of its processor's queue when the slice
+//! ends and another thread waits there. A thread keeps the processor it last ran on (its
+//! affinity link) unless load balancing moves it: an idle processor takes a waiting thread
+//! from the longest queue (its own node first), and every balance interval a thread moves
+//! from the longest queue to the shortest when they differ by two or more.
+//!
+//! A thread waiting at a barrier or a lock spins on its processor, as the MP runtime's
+//! threads do, for at most the runtime's block time of its own processor time (a spinning
+//! thread is runnable to the scheduler: its slice ends and it waits its turn like any
+//! other, and its spinning goes on when it runs again); then it blocks, giving up its
+//! processor. A thread woken from a block has priority over threads that used their
+//! processor (IRIX's earnings favour threads that slept) and goes to its affinity
+//! processor: it takes it if idle, else an idle processor of the same node, else preempts
+//! the thread running there unless that one too runs on a wake-up's priority, else any
+//! idle processor, else it waits at the front of its processor's queue.
+//!
+//! A thread waking from input or output also has priority: it takes its own processor if
+//! idle, otherwise a processor drawn at random, whose running thread is preempted. That
+//! stands for the paper's background `make`, whose many short compiler processes each
+//! start where IRIX puts them and "interfere in a random manner" with the parallel
+//! programs; the model's background is one thread per stream.
+//!
+//! Left out: IRIX's earnings arithmetic itself (priorities are two levels: a thread on a
+//! wake-up's priority and everything else), gang scheduling, and the cost of a context
+//! switch.
 
 use crate::component::{
     ProgramShape, SchedChange, SchedView, Scheduler, SchedulerParams, ThreadState,
@@ -30,35 +46,48 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
 pub struct TimeSharingConfig {
-    /// Time quantum (ns): how long a thread runs before a thread waiting on its processor
-    /// gets it. The paper gives none; IRIX's default slice is 100 ms for batch and 20 ms
-    /// for others, 20 ms here. Default 20,000,000.
+    /// Time slice (ns): how long a thread runs before a thread waiting on its processor
+    /// gets it, rounded up to whole ticks and counted from the tick before the thread got
+    /// the processor. IRIX's default: the `slice_size` tunable is 3 ticks of the 100 Hz
+    /// clock, 30 ms (IRIX Admin: System Configuration and Operation, "slice_size"; the
+    /// REACT/Pro programmer's guide, "Changing the Time Slice Duration": "its default
+    /// 30ms"). The paper gives none. Default 30,000,000.
     #[field(min = 1_000, max = 10_000_000_000, unit = "ns")]
     pub quantum_ns: u64,
+    /// Interval of the scheduling clock (ns), whose ticks end time slices: IRIX's clock
+    /// interrupts every processor every 10 ms (Hz = 100; timers(5)). Default 10,000,000.
+    #[field(min = 1_000, max = 10_000_000_000, unit = "ns")]
+    pub tick_ns: u64,
     /// Interval between load-balancing passes (ns), which move a waiting thread from the
-    /// longest run queue to the shortest when they differ by two or more. Default
-    /// 100,000,000 (100 ms).
+    /// longest run queue to the shortest when they differ by two or more. An estimate (the
+    /// paper and IRIX's manuals give none): ten ticks. Default 100,000,000 (100 ms).
     #[field(min = 1_000, max = 100_000_000_000, unit = "ns")]
     pub balance_ns: u64,
-    /// Whether a thread that waits at a barrier or lock yields its processor to a thread
-    /// waiting there (OpenMP threads spin briefly and then yield). Default true.
-    pub yield_when_blocked: bool,
+    /// How long a thread waiting at a barrier or lock spins before it blocks (ns of its own
+    /// processor time; 0: it blocks at once). The SGI MP runtime's block time: slave
+    /// threads spin `mp_blocktime` times before blocking, "by default, it is set to
+    /// 10,000,000; this takes roughly 3 seconds" (SGI Fortran 77 Programmer's Guide,
+    /// "Fortran Enhancements for Multiprocessors": `mp_blocktime`, the MP_BLOCKTIME
+    /// environment variable). Default 3,000,000,000.
+    #[field(min = 0, max = 1_000_000_000_000, unit = "ns")]
+    pub block_spin_ns: u64,
     /// Whether a thread waking from input or output preempts the thread running on a
     /// processor drawn at random when its own is busy. Default true.
     pub io_priority: bool,
     /// Whether threads are bound to the processor they were first given (the paper's
     /// synthetic run "after binding threads to processors", sec. 6.3): an idle processor
-    /// takes no thread from another processor's queue and load balancing is off. Default
-    /// false.
+    /// takes no thread from another processor's queue, a woken thread takes no other
+    /// processor, and load balancing is off. Default false.
     pub bind: bool,
 }
 
 impl Default for TimeSharingConfig {
     fn default() -> Self {
         TimeSharingConfig {
-            quantum_ns: 20_000_000,
+            quantum_ns: 30_000_000,
+            tick_ns: 10_000_000,
             balance_ns: 100_000_000,
-            yield_when_blocked: true,
+            block_spin_ns: 3_000_000_000,
             io_priority: true,
             bind: false,
         }
@@ -67,8 +96,8 @@ impl Default for TimeSharingConfig {
 
 impl crate::registry::Describe for TimeSharingConfig {
     const KIND: &'static str = "time-sharing";
-    const DESCRIPTION: &'static str = "IRIX-like: quanta, per-processor run queues, affinity, \
-         load balancing between nodes, I/O-bound threads preempt at random";
+    const DESCRIPTION: &'static str = "IRIX's: time slices, per-processor run queues, affinity, \
+         load balancing between nodes, waits that spin then block, woken threads first";
 }
 
 impl SchedulerParams for TimeSharingConfig {
@@ -91,44 +120,62 @@ pub struct TimeSharing {
     current: Vec<Option<u32>>,
     /// Per processor: threads waiting for it, in order.
     queue: Vec<VecDeque<u32>>,
+    /// Per processor: the tick at or after which its thread's slice ends.
+    slice_end: Vec<Ns>,
+    /// Per processor: whether its thread runs on a wake-up's priority (until its slice
+    /// ends or it gives the processor up).
+    boosted: Vec<bool>,
+    /// Per processor: when its thread, spinning at a barrier or lock, blocks.
+    spin_until: Vec<Option<Ns>>,
     /// Per thread: the processor it last ran on or waits for (its affinity link).
     home: Vec<u32>,
     /// Per thread: the processor it last ran on (a resumption on another node is a
     /// thread migration).
     last_ran: Vec<Option<u32>>,
+    /// Per thread: spinning it has left while it waits at a barrier or lock (ns).
+    spin_left: Vec<u64>,
+    /// Per thread: it blocked after spinning, and has no processor until released.
+    asleep: Vec<bool>,
     /// Processor where the next new thread is placed from (round robin).
     cursor: usize,
     next_tick: Ns,
     next_balance: Ns,
-    /// Whether the timer runs (there is something to rotate or balance).
+    /// Whether the clock runs (some thread waits for a processor).
     ticking: bool,
     rng: Option<Pcg64>,
     procs_per_node: u16,
     preemptions: u64,
     migrations: u64,
-    yields: u64,
+    blocks: u64,
     io_preemptions: u64,
+    wake_preemptions: u64,
 }
 
 impl TimeSharing {
     /// A scheduler with these parameters.
     pub fn new(cfg: TimeSharingConfig) -> TimeSharing {
         TimeSharing {
-            next_tick: Ns(cfg.quantum_ns),
+            next_tick: Ns(cfg.tick_ns),
             next_balance: Ns(cfg.balance_ns),
             cfg,
             current: Vec::new(),
             queue: Vec::new(),
+            slice_end: Vec::new(),
+            boosted: Vec::new(),
+            spin_until: Vec::new(),
             home: Vec::new(),
             last_ran: Vec::new(),
+            spin_left: Vec::new(),
+            asleep: Vec::new(),
             cursor: 0,
             ticking: false,
             rng: None,
             procs_per_node: 1,
             preemptions: 0,
             migrations: 0,
-            yields: 0,
+            blocks: 0,
             io_preemptions: 0,
+            wake_preemptions: 0,
         }
     }
 
@@ -136,33 +183,53 @@ impl TimeSharing {
         p / self.procs_per_node as u32
     }
 
-    /// Gives processor `p`, which has no thread, to the first runnable thread waiting for
-    /// it, or else to one taken from the longest queue (its own node's first).
-    fn dispatch(&mut self, p: u32, view: &dyn SchedView, out: &mut Vec<SchedChange>) {
-        debug_assert!(self.current[p as usize].is_none());
-        let runnable = |t: u32| view.thread(ThreadId(t)).state == ThreadState::Runnable;
-        let q = &mut self.queue[p as usize];
-        let pick = q
+    /// A slice's length (ns): the quantum rounded up to whole ticks.
+    fn slice(&self) -> u64 {
+        self.cfg.quantum_ns.div_ceil(self.cfg.tick_ns) * self.cfg.tick_ns
+    }
+
+    /// Whether thread `t` wants a processor: it can execute, or it spins at a barrier or
+    /// lock (it has not blocked).
+    fn wants_cpu(&self, view: &dyn SchedView, t: u32) -> bool {
+        match view.thread(ThreadId(t)).state {
+            ThreadState::Runnable => true,
+            ThreadState::Blocked => !self.asleep[t as usize],
+            _ => false,
+        }
+    }
+
+    /// Whether a thread waiting for processor `p` wants it.
+    fn contended(&self, view: &dyn SchedView, p: u32) -> bool {
+        self.queue[p as usize]
             .iter()
-            .position(|&t| runnable(t))
-            .and_then(|i| q.remove(i));
+            .any(|&t| self.wants_cpu(view, t))
+    }
+
+    /// Gives processor `p`, which has no thread, to the first waiting thread that wants
+    /// it, or else to one taken from the longest queue (its own node's first).
+    fn dispatch(&mut self, p: u32, now: Ns, view: &dyn SchedView, out: &mut Vec<SchedChange>) {
+        debug_assert!(self.current[p as usize].is_none());
+        let pick = self.queue[p as usize]
+            .iter()
+            .position(|&t| self.wants_cpu(view, t))
+            .and_then(|i| self.queue[p as usize].remove(i));
         let pick = if self.cfg.bind {
             pick
         } else {
             pick.or_else(|| self.steal(p, view))
         };
         if let Some(t) = pick {
-            self.run(t, p, out);
+            self.run(t, p, now, false, view, out);
         }
     }
 
-    /// Takes a runnable waiting thread from the longest queue, preferring `p`'s node.
+    /// Takes a waiting thread that wants a processor from the longest queue, preferring
+    /// `p`'s node.
     fn steal(&mut self, p: u32, view: &dyn SchedView) -> Option<u32> {
-        let runnable = |t: u32| view.thread(ThreadId(t)).state == ThreadState::Runnable;
         let my_node = self.node(p);
         let mut best: Option<(bool, usize, u32)> = None;
         for (q, waiting) in self.queue.iter().enumerate() {
-            let n = waiting.iter().filter(|&&t| runnable(t)).count();
+            let n = waiting.iter().filter(|&&t| self.wants_cpu(view, t)).count();
             if n == 0 {
                 continue;
             }
@@ -172,33 +239,77 @@ impl TimeSharing {
             }
         }
         let (_, _, q) = best?;
-        let waiting = &mut self.queue[q as usize];
-        let i = waiting.iter().rposition(|&t| runnable(t))?;
-        waiting.remove(i)
+        let i = self.queue[q as usize]
+            .iter()
+            .rposition(|&t| self.wants_cpu(view, t))?;
+        self.queue[q as usize].remove(i)
     }
 
-    /// Runs thread `t` on processor `p` (which is free).
-    fn run(&mut self, t: u32, p: u32, out: &mut Vec<SchedChange>) {
-        if self.last_ran[t as usize].is_some_and(|q| self.node(q) != self.node(p)) {
+    /// Runs thread `t` on processor `p` (which is free) from `now`, on a wake-up's
+    /// priority if `boost`; a thread still waiting at a barrier or lock spins on.
+    fn run(
+        &mut self,
+        t: u32,
+        p: u32,
+        now: Ns,
+        boost: bool,
+        view: &dyn SchedView,
+        out: &mut Vec<SchedChange>,
+    ) {
+        let (ti, pi) = (t as usize, p as usize);
+        if self.last_ran[ti].is_some_and(|q| self.node(q) != self.node(p)) {
             self.migrations += 1;
         }
-        self.last_ran[t as usize] = Some(p);
-        self.home[t as usize] = p;
-        self.current[p as usize] = Some(t);
+        self.last_ran[ti] = Some(p);
+        self.home[ti] = p;
+        self.current[pi] = Some(t);
+        // The slice counts from the tick before: it ends at the slice's ticks after it.
+        self.slice_end[pi] = Ns(now.0 / self.cfg.tick_ns * self.cfg.tick_ns + self.slice());
+        self.boosted[pi] = boost;
+        self.spin_until[pi] = (view.thread(ThreadId(t)).state == ThreadState::Blocked)
+            .then(|| now + Ns(self.spin_left[ti]));
         out.push(SchedChange::Resume(ThreadId(t), ProcId(p as u16)));
     }
 
-    /// Takes processor `p` from its thread, which waits at the back (or front) of `p`'s
-    /// queue.
-    fn take(&mut self, p: u32, front: bool, out: &mut Vec<SchedChange>) -> Option<u32> {
-        let t = self.current[p as usize].take()?;
+    /// Takes processor `p` from its thread at `now`, which waits at the back (or front) of
+    /// `p`'s queue; a spinning thread keeps the spinning it has left.
+    fn take(&mut self, p: u32, now: Ns, front: bool, out: &mut Vec<SchedChange>) -> Option<u32> {
+        let pi = p as usize;
+        let t = self.current[pi].take()?;
+        if let Some(until) = self.spin_until[pi].take() {
+            self.spin_left[t as usize] = until.0.saturating_sub(now.0);
+        }
+        self.boosted[pi] = false;
         out.push(SchedChange::Preempt(ThreadId(t)));
         if front {
-            self.queue[p as usize].push_front(t);
+            self.queue[pi].push_front(t);
         } else {
-            self.queue[p as usize].push_back(t);
+            self.queue[pi].push_back(t);
         }
         Some(t)
+    }
+
+    /// The thread spinning on processor `p` blocks: it gives the processor up until it is
+    /// released.
+    fn block(&mut self, p: u32, now: Ns, view: &dyn SchedView, out: &mut Vec<SchedChange>) {
+        let pi = p as usize;
+        let Some(t) = self.current[pi].take() else {
+            return;
+        };
+        self.spin_until[pi] = None;
+        self.boosted[pi] = false;
+        self.asleep[t as usize] = true;
+        self.blocks += 1;
+        out.push(SchedChange::Preempt(ThreadId(t)));
+        self.dispatch(p, now, view, out);
+    }
+
+    /// Processor `p` loses its thread, which gave it up (finished or sleeps).
+    fn vacate(&mut self, p: u32) {
+        let pi = p as usize;
+        self.current[pi] = None;
+        self.spin_until[pi] = None;
+        self.boosted[pi] = false;
     }
 
     /// Removes thread `t` from whatever queue holds it.
@@ -209,8 +320,40 @@ impl TimeSharing {
         }
     }
 
+    /// An idle processor: on `node` if given, else any; the lowest-numbered.
+    fn idle(&self, node: Option<u32>) -> Option<u32> {
+        (0..self.current.len() as u32)
+            .find(|&p| self.current[p as usize].is_none() && node.is_none_or(|n| self.node(p) == n))
+    }
+
+    /// Thread `t`, woken from a block, is placed by priority and affinity: its own
+    /// processor if idle, else an idle one of its node, else its own by preempting a
+    /// thread without a wake-up's priority, else any idle one, else the front of its own
+    /// processor's queue.
+    fn wake(&mut self, t: u32, now: Ns, view: &dyn SchedView, out: &mut Vec<SchedChange>) {
+        let own = self.home[t as usize];
+        let free = if self.current[own as usize].is_none() {
+            Some(own)
+        } else if self.cfg.bind {
+            None
+        } else {
+            self.idle(Some(self.node(own)))
+        };
+        if let Some(p) = free {
+            self.run(t, p, now, true, view, out);
+        } else if !self.boosted[own as usize] {
+            self.take(own, now, true, out);
+            self.wake_preemptions += 1;
+            self.run(t, own, now, true, view, out);
+        } else if let Some(p) = self.idle(None).filter(|_| !self.cfg.bind) {
+            self.run(t, p, now, true, view, out);
+        } else {
+            self.queue[own as usize].push_front(t);
+        }
+    }
+
     /// A new thread: the next idle processor round robin, else the shortest queue.
-    fn place(&mut self, t: u32, out: &mut Vec<SchedChange>) {
+    fn place(&mut self, t: u32, now: Ns, view: &dyn SchedView, out: &mut Vec<SchedChange>) {
         let n = self.current.len();
         let idle = (0..n)
             .map(|i| (self.cursor + i) % n)
@@ -219,7 +362,7 @@ impl TimeSharing {
             Some(p) => {
                 self.cursor = (p + 1) % n;
                 self.home[t as usize] = p as u32;
-                self.run(t, p as u32, out);
+                self.run(t, p as u32, now, false, view, out);
             }
             None => {
                 let p = (0..n)
@@ -231,7 +374,6 @@ impl TimeSharing {
                 self.queue[p].push_back(t);
             }
         }
-        self.ticking = true;
     }
 
     fn rng(&mut self, view: &dyn SchedView) -> &mut Pcg64 {
@@ -259,6 +401,26 @@ impl TimeSharing {
             self.queue[short].push_back(t);
         }
     }
+
+    /// Starts the clock when a thread waits for a processor and stops it when none does.
+    /// The clock ticks at whole multiples of the tick from time 0; slices that ended while
+    /// it stood still were renewed, as IRIX renews the slice of a thread nobody waits for.
+    fn clock(&mut self, now: Ns) {
+        let waiting = self.queue.iter().any(|q| !q.is_empty());
+        if waiting && !self.ticking {
+            let tick = self.cfg.tick_ns;
+            self.next_tick = Ns((now.0 / tick + 1) * tick);
+            self.next_balance = now + Ns(self.cfg.balance_ns);
+            let slice = self.slice();
+            for p in 0..self.current.len() {
+                let end = self.slice_end[p].0;
+                if self.current[p].is_some() && end <= now.0 {
+                    self.slice_end[p] = Ns(end + ((now.0 - end) / slice + 1) * slice);
+                }
+            }
+        }
+        self.ticking = waiting;
+    }
 }
 
 impl Scheduler for TimeSharing {
@@ -267,46 +429,70 @@ impl Scheduler for TimeSharing {
         machine: &Machine,
         programs: &[ProgramShape],
     ) -> Result<Vec<Option<ProcId>>, ConfigError> {
-        let threads: u32 = programs.iter().map(|p| p.threads).sum();
+        let threads = programs.iter().map(|p| p.threads).sum::<u32>() as usize;
         let procs = machine.procs();
         self.current = vec![None; procs];
         self.queue = vec![VecDeque::new(); procs];
-        self.home = vec![0; threads as usize];
-        self.last_ran = vec![None; threads as usize];
+        self.slice_end = vec![Ns::ZERO; procs];
+        self.boosted = vec![false; procs];
+        self.spin_until = vec![None; procs];
+        self.home = vec![0; threads];
+        self.last_ran = vec![None; threads];
+        self.spin_left = vec![0; threads];
+        self.asleep = vec![false; threads];
         self.procs_per_node = machine.config.procs_per_node;
         // Threads get their processors as they are created.
-        Ok(vec![None; threads as usize])
+        Ok(vec![None; threads])
     }
 
     fn next_event(&self) -> Option<Ns> {
-        self.ticking
-            .then_some(self.next_tick.min(self.next_balance))
+        let clock = self.ticking.then(|| {
+            if self.cfg.bind {
+                self.next_tick
+            } else {
+                self.next_tick.min(self.next_balance)
+            }
+        });
+        let spin = self.spin_until.iter().flatten().min().copied();
+        match (clock, spin) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn on_event(&mut self, now: Ns, view: &dyn SchedView, out: &mut Vec<SchedChange>) {
-        if now >= self.next_balance {
+        // Spinning threads whose block time is over block.
+        for p in 0..self.current.len() as u32 {
+            if self.spin_until[p as usize].is_some_and(|u| u <= now) {
+                self.block(p, now, view, out);
+            }
+        }
+        if self.ticking && now >= self.next_balance {
             if !self.cfg.bind {
                 self.balance();
             }
             self.next_balance = now + Ns(self.cfg.balance_ns);
         }
-        if now >= self.next_tick {
+        if self.ticking && now >= self.next_tick {
+            let slice = self.slice();
             for p in 0..self.current.len() as u32 {
-                let waiting = self.queue[p as usize]
-                    .iter()
-                    .any(|&t| view.thread(ThreadId(t)).state == ThreadState::Runnable);
-                if waiting && self.take(p, false, out).is_some() {
-                    self.preemptions += 1;
+                let pi = p as usize;
+                if self.current[pi].is_some() && now >= self.slice_end[pi] {
+                    self.boosted[pi] = false;
+                    if self.contended(view, p) {
+                        self.take(p, now, false, out);
+                        self.preemptions += 1;
+                    } else {
+                        self.slice_end[pi] += Ns(slice);
+                    }
                 }
-                if self.current[p as usize].is_none() {
-                    self.dispatch(p, view, out);
+                if self.current[pi].is_none() {
+                    self.dispatch(p, now, view, out);
                 }
             }
-            self.next_tick = now + Ns(self.cfg.quantum_ns);
+            self.next_tick = now + Ns(self.cfg.tick_ns);
         }
-        // The timer stops when no thread waits for a processor; a new or woken thread
-        // starts it again.
-        self.ticking = self.queue.iter().any(|q| !q.is_empty());
+        self.clock(now);
     }
 
     fn on_thread(
@@ -324,40 +510,38 @@ impl Scheduler for TimeSharing {
             (s.current[p as usize] == Some(t)).then_some(p)
         };
         match change {
-            Created => {
-                if !self.ticking {
-                    self.next_tick = now + Ns(self.cfg.quantum_ns);
-                    self.next_balance = now + Ns(self.cfg.balance_ns);
-                }
-                self.place(t, out);
-            }
+            Created => self.place(t, now, view, out),
             Finished | Sleeps => {
                 if let Some(p) = holds(self) {
-                    self.current[p as usize] = None;
+                    self.vacate(p);
                     if change == Sleeps {
                         out.push(SchedChange::Preempt(thread));
                     }
-                    self.dispatch(p, view, out);
+                    self.dispatch(p, now, view, out);
                 } else {
                     self.unqueue(t);
                 }
             }
             Blocked => {
                 let Some(p) = holds(self) else { return };
-                let waiting = self.queue[p as usize]
-                    .iter()
-                    .any(|&w| view.thread(ThreadId(w)).state == ThreadState::Runnable);
-                if self.cfg.yield_when_blocked && waiting {
-                    self.take(p, false, out);
-                    self.yields += 1;
-                    self.dispatch(p, view, out);
+                self.spin_left[t as usize] = self.cfg.block_spin_ns;
+                if self.cfg.block_spin_ns == 0 {
+                    self.block(p, now, view, out);
+                } else {
+                    self.spin_until[p as usize] = Some(now + Ns(self.cfg.block_spin_ns));
                 }
             }
             Unblocked => {
-                if holds(self).is_none() {
+                if let Some(p) = holds(self) {
+                    // It was spinning: it goes on at once.
+                    self.spin_until[p as usize] = None;
+                } else if std::mem::take(&mut self.asleep[t as usize]) {
+                    self.wake(t, now, view, out);
+                } else {
+                    // Preempted while it spun: it waits its turn in its queue.
                     let p = self.home[t as usize];
                     if self.current[p as usize].is_none() {
-                        self.dispatch(p, view, out);
+                        self.dispatch(p, now, view, out);
                     }
                 }
             }
@@ -365,38 +549,29 @@ impl Scheduler for TimeSharing {
                 let own = self.home[t as usize];
                 if self.current[own as usize].is_none() {
                     self.unqueue(t);
-                    self.run(t, own, out);
+                    self.run(t, own, now, true, view, out);
                 } else if self.cfg.io_priority {
                     let n = self.current.len() as u32;
                     let p = self.rng(view).gen_range(0..n);
                     self.unqueue(t);
-                    if self.take(p, true, out).is_some() {
+                    if self.take(p, now, true, out).is_some() {
                         self.io_preemptions += 1;
                     }
-                    self.run(t, p, out);
+                    self.run(t, p, now, true, view, out);
                 } else {
                     self.unqueue(t);
                     self.queue[own as usize].push_back(t);
                 }
-                if !self.ticking {
-                    self.next_tick = now + Ns(self.cfg.quantum_ns);
-                    self.next_balance = now + Ns(self.cfg.balance_ns);
-                }
-                self.ticking = true;
             }
         }
-        if self.queue.iter().any(|q| !q.is_empty()) && !self.ticking {
-            self.next_tick = now + Ns(self.cfg.quantum_ns);
-            self.next_balance = now + Ns(self.cfg.balance_ns);
-            self.ticking = true;
-        }
+        self.clock(now);
     }
 
     fn counters(&self) -> Vec<Counter> {
         vec![
             Counter {
                 name: "sched_preemptions",
-                label: "quantum preemptions",
+                label: "preemptions at the end of a time slice",
                 value: self.preemptions,
             },
             Counter {
@@ -405,9 +580,14 @@ impl Scheduler for TimeSharing {
                 value: self.io_preemptions,
             },
             Counter {
-                name: "sched_yields",
-                label: "processors yielded at a barrier or lock",
-                value: self.yields,
+                name: "sched_wake_preemptions",
+                label: "preemptions by threads woken from a block",
+                value: self.wake_preemptions,
+            },
+            Counter {
+                name: "sched_blocks",
+                label: "threads that blocked after spinning at a barrier or lock",
+                value: self.blocks,
             },
             Counter {
                 name: "sched_thread_migrations",
@@ -423,6 +603,8 @@ mod tests {
     use super::*;
     use crate::component::ThreadChange;
     use crate::sched::fake::FakeView;
+
+    const MS: u64 = 1_000_000;
 
     /// A scheduler on `view`'s machine with every thread created (runnable) at 0.
     fn started(cfg: TimeSharingConfig, view: &mut FakeView) -> TimeSharing {
@@ -441,11 +623,44 @@ mod tests {
         view.apply(&out);
     }
 
-    fn tick(s: &mut TimeSharing, view: &mut FakeView) {
-        let now = s.next_event().expect("the timer runs");
+    /// Thread `t` arrives at a barrier at `now` and waits there.
+    fn wait(s: &mut TimeSharing, view: &mut FakeView, t: u32, now: u64) {
+        view.set(t, ThreadState::Blocked);
+        tell(s, view, t, ThreadChange::Blocked, now);
+    }
+
+    /// The barrier releases thread `t` at `now`.
+    fn release(s: &mut TimeSharing, view: &mut FakeView, t: u32, now: u64) {
+        view.set(t, ThreadState::Runnable);
+        tell(s, view, t, ThreadChange::Unblocked, now);
+    }
+
+    /// The scheduler's next timed change, applied; returns its time.
+    fn tick(s: &mut TimeSharing, view: &mut FakeView) -> u64 {
+        let now = s.next_event().expect("a timed change is due");
         let mut out = Vec::new();
         s.on_event(now, view, &mut out);
         view.apply(&out);
+        now.0
+    }
+
+    /// Applies every timed change up to and including `to` (ns).
+    fn until(s: &mut TimeSharing, view: &mut FakeView, to: u64) {
+        while s.next_event().is_some_and(|t| t.0 <= to) {
+            tick(s, view);
+        }
+    }
+
+    /// One node of one processor with threads 0 and 1, thread 0 running and thread 1
+    /// waiting, spinning for `spin_ms` at barriers.
+    fn two_on_one(spin_ms: u64) -> (TimeSharing, FakeView) {
+        let mut view = FakeView::new(1, 1, &[2]);
+        let cfg = TimeSharingConfig {
+            block_spin_ns: spin_ms * MS,
+            ..Default::default()
+        };
+        let s = started(cfg, &mut view);
+        (s, view)
     }
 
     #[test]
@@ -457,11 +672,21 @@ mod tests {
     }
 
     #[test]
-    fn a_waiting_thread_runs_when_the_quantum_expires() {
+    fn the_clock_ticks_every_10_ms() {
         let mut view = FakeView::new(2, 1, &[3]);
         let mut s = started(TimeSharingConfig::default(), &mut view);
-        assert_eq!(s.next_event(), Some(Ns(20_000_000)));
-        tick(&mut s, &mut view);
+        assert_eq!(s.next_event(), Some(Ns(10 * MS)));
+        assert_eq!(tick(&mut s, &mut view), 10 * MS);
+        assert_eq!(s.next_event(), Some(Ns(20 * MS)));
+    }
+
+    #[test]
+    fn a_waiting_thread_runs_when_the_slice_of_three_ticks_ends() {
+        let mut view = FakeView::new(2, 1, &[3]);
+        let mut s = started(TimeSharingConfig::default(), &mut view);
+        until(&mut s, &mut view, 29 * MS);
+        assert_eq!(view.proc(2), None);
+        until(&mut s, &mut view, 30 * MS);
         // Thread 2 waited on processor 0's queue; thread 0 goes to its back.
         assert_eq!(view.proc(2), Some(0));
         assert_eq!(view.proc(0), None);
@@ -469,11 +694,26 @@ mod tests {
     }
 
     #[test]
+    fn a_slice_counts_from_the_tick_before_the_thread_got_the_processor() {
+        let mut view = FakeView::new(1, 1, &[3]);
+        let mut s = started(TimeSharingConfig::default(), &mut view);
+        // Thread 1 gets the processor at 30 ms and sleeps at 35 ms; thread 2 gets it then,
+        // and its slice ends at the third tick after 30 ms, not 30 ms after 35 ms.
+        until(&mut s, &mut view, 30 * MS);
+        view.set(1, ThreadState::Sleeping);
+        tell(&mut s, &mut view, 1, ThreadChange::Sleeps, 35 * MS);
+        assert_eq!(view.proc(2), Some(0));
+        until(&mut s, &mut view, 59 * MS);
+        assert_eq!(view.proc(2), Some(0));
+        until(&mut s, &mut view, 60 * MS);
+        assert_eq!(view.proc(0), Some(0));
+    }
+
+    #[test]
     fn a_preempted_thread_resumes_on_its_last_processor() {
         let mut view = FakeView::new(2, 1, &[3]);
         let mut s = started(TimeSharingConfig::default(), &mut view);
-        tick(&mut s, &mut view);
-        tick(&mut s, &mut view);
+        until(&mut s, &mut view, 60 * MS);
         // Affinity: thread 0 waited on processor 0 and got it back.
         assert_eq!(view.proc(0), Some(0));
         assert_eq!(view.proc(1), Some(1));
@@ -551,13 +791,138 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_blocked_at_a_barrier_yields_to_a_waiting_thread() {
-        let mut view = FakeView::new(2, 1, &[3]);
-        let mut s = started(TimeSharingConfig::default(), &mut view);
-        view.set(0, ThreadState::Blocked);
-        tell(&mut s, &mut view, 0, ThreadChange::Blocked, 10);
+    fn a_thread_waiting_at_a_barrier_spins_on_its_processor() {
+        let (mut s, mut view) = two_on_one(3_000);
+        wait(&mut s, &mut view, 0, 5 * MS);
+        // Thread 1 waits for the processor, but thread 0 keeps it while it spins.
+        assert_eq!(view.proc(0), Some(0));
+        assert_eq!(view.proc(1), None);
+        assert_eq!(s.next_event(), Some(Ns(10 * MS)));
+    }
+
+    #[test]
+    fn a_spinning_thread_is_preempted_when_its_slice_ends() {
+        let (mut s, mut view) = two_on_one(3_000);
+        wait(&mut s, &mut view, 0, 5 * MS);
+        until(&mut s, &mut view, 30 * MS);
+        assert_eq!(view.proc(1), Some(0));
+        assert_eq!(s.preemptions, 1);
+        assert_eq!(s.blocks, 0);
+    }
+
+    #[test]
+    fn a_spinning_thread_blocks_when_its_block_time_is_over() {
+        let (mut s, mut view) = two_on_one(2);
+        wait(&mut s, &mut view, 0, 5 * MS);
+        assert_eq!(s.next_event(), Some(Ns(7 * MS)));
+        tick(&mut s, &mut view);
+        assert_eq!(view.proc(0), None);
+        assert_eq!(view.proc(1), Some(0));
+        assert_eq!(s.blocks, 1);
+    }
+
+    #[test]
+    fn a_blocked_thread_leaves_its_processor_idle_when_no_thread_waits() {
+        let mut view = FakeView::new(1, 1, &[1]);
+        let cfg = TimeSharingConfig {
+            block_spin_ns: 2 * MS,
+            ..Default::default()
+        };
+        let mut s = started(cfg, &mut view);
+        wait(&mut s, &mut view, 0, 0);
+        tick(&mut s, &mut view);
+        assert_eq!(view.proc(0), None);
+        assert_eq!(s.next_event(), None);
+    }
+
+    #[test]
+    fn a_thread_spins_only_while_it_has_its_processor() {
+        // Thread 0 waits at 25 ms with 12 ms to spin, is preempted at 30 ms with 7 ms
+        // left, runs again at 60 ms and blocks 7 ms later.
+        let (mut s, mut view) = two_on_one(12);
+        wait(&mut s, &mut view, 0, 25 * MS);
+        until(&mut s, &mut view, 30 * MS);
+        assert_eq!(view.proc(0), None);
+        until(&mut s, &mut view, 60 * MS);
+        assert_eq!(view.proc(0), Some(0));
+        until(&mut s, &mut view, 66 * MS);
+        assert_eq!(s.blocks, 0);
+        until(&mut s, &mut view, 67 * MS);
+        assert_eq!(s.blocks, 1);
+        assert_eq!(view.proc(1), Some(0));
+    }
+
+    #[test]
+    fn a_thread_released_while_it_spins_runs_on_at_once() {
+        let (mut s, mut view) = two_on_one(3_000);
+        wait(&mut s, &mut view, 0, 5 * MS);
+        release(&mut s, &mut view, 0, 6 * MS);
+        assert_eq!(view.proc(0), Some(0));
+        // No block is due any more: the next change is the clock's.
+        assert_eq!(s.next_event(), Some(Ns(10 * MS)));
+    }
+
+    #[test]
+    fn a_zero_block_time_gives_the_processor_up_at_once() {
+        let (mut s, mut view) = two_on_one(0);
+        wait(&mut s, &mut view, 0, 5 * MS);
+        assert_eq!(view.proc(1), Some(0));
+        assert_eq!(s.blocks, 1);
+    }
+
+    #[test]
+    fn a_thread_woken_from_a_block_preempts_the_thread_on_its_processor() {
+        let (mut s, mut view) = two_on_one(0);
+        wait(&mut s, &mut view, 0, 5 * MS);
+        release(&mut s, &mut view, 0, 6 * MS);
+        assert_eq!(view.proc(0), Some(0));
+        assert_eq!(view.proc(1), None);
+        assert_eq!(s.wake_preemptions, 1);
+    }
+
+    #[test]
+    fn a_thread_woken_from_a_block_takes_an_idle_processor_of_its_node_first() {
+        // Processors 0 and 1 on node 0, 2 and 3 on node 1; threads 0-3 on them and thread
+        // 4, of another program, waiting on processor 0.
+        let mut view = FakeView::new(2, 2, &[4, 1]);
+        let cfg = TimeSharingConfig {
+            block_spin_ns: 0,
+            ..Default::default()
+        };
+        let mut s = started(cfg, &mut view);
+        // Thread 1 blocks and processor 1 takes thread 4; threads 0 and 3 block, leaving
+        // processors 0 (node 0) and 3 (node 1) idle.
+        wait(&mut s, &mut view, 1, MS);
+        assert_eq!(view.proc(4), Some(1));
+        wait(&mut s, &mut view, 0, MS);
+        wait(&mut s, &mut view, 3, MS);
+        // Thread 1's own processor runs thread 4: it takes processor 0, on its node.
+        release(&mut s, &mut view, 1, 2 * MS);
+        assert_eq!(view.proc(1), Some(0));
+        assert_eq!(view.proc(4), Some(1));
+        assert_eq!(s.wake_preemptions, 0);
+    }
+
+    #[test]
+    fn a_woken_thread_does_not_preempt_a_thread_woken_before_it() {
+        // One processor: threads 0 and 1 of one program, thread 2 of another.
+        let mut view = FakeView::new(1, 1, &[2, 1]);
+        let cfg = TimeSharingConfig {
+            block_spin_ns: 0,
+            ..Default::default()
+        };
+        let mut s = started(cfg, &mut view);
+        // Thread 0 blocks (thread 1 runs), thread 1 blocks (thread 2 runs).
+        wait(&mut s, &mut view, 0, MS);
+        wait(&mut s, &mut view, 1, 2 * MS);
         assert_eq!(view.proc(2), Some(0));
-        assert_eq!(s.yields, 1);
+        // Thread 0 wakes and preempts thread 2; thread 1 wakes and waits first in line.
+        release(&mut s, &mut view, 0, 3 * MS);
+        release(&mut s, &mut view, 1, 3 * MS);
+        assert_eq!(view.proc(0), Some(0));
+        assert_eq!(view.proc(1), None);
+        assert_eq!(s.queue[0].front(), Some(&1));
+        assert_eq!(s.wake_preemptions, 1);
     }
 
     #[test]
