@@ -283,6 +283,16 @@ impl EventQueue {
             .then(|| (&self.run.keys[self.run.head..], self.heap.first().copied()))
     }
 
+    /// When thread `t`'s pending step is due, if one is queued (a scan of the queue: for
+    /// scheduler changes, not for every step).
+    pub(super) fn pending_step(&self, t: u32) -> Option<Ns> {
+        self.run.keys[self.run.head..]
+            .iter()
+            .chain(&self.heap)
+            .find(|&&k| thread_of(code_of(k)) == Some(t))
+            .map(|&k| time_of(k))
+    }
+
     /// The last sequence number given.
     pub(super) fn seq(&self) -> u64 {
         self.seq
@@ -536,6 +546,20 @@ mod tests {
                 (Ns(5), Event::Sched),
             ]
         );
+    }
+
+    #[test]
+    fn a_threads_pending_step_is_found_in_the_run_or_the_heap() {
+        let mut q = EventQueue::default();
+        q.push(Ns(5), Event::Thread(1));
+        q.push(Ns(9), Event::Thread(2));
+        // Earlier than the run's last: the run's tail goes to the heap.
+        q.push(Ns(2), Event::Daemon(0));
+        q.push(Ns(7), Event::Thread(3));
+        assert_eq!(q.pending_step(1), Some(Ns(5)));
+        assert_eq!(q.pending_step(2), Some(Ns(9)));
+        assert_eq!(q.pending_step(3), Some(Ns(7)));
+        assert_eq!(q.pending_step(4), None);
     }
 
     #[test]

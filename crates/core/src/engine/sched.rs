@@ -226,6 +226,18 @@ impl Engine {
                 SchedChange::Preempt(_) => None,
                 SchedChange::Resume(_, p) | SchedChange::Move(_, p) => Some(p),
             };
+            // A thread taken off its processor in the middle of an operation finishes it
+            // there: the operation is not split, so the processor stays busy until it ends
+            // and the next thread starts then (a preemption takes effect at the end of the
+            // running operation). Else both would run on one processor until it ends.
+            if let (Some(old), SchedChange::Preempt(_) | SchedChange::Move(..)) = (th.proc, c) {
+                if th.status == Status::Ready && th.queued && Some(old) != proc {
+                    if let Some(end) = self.queue.pending_step(tid.0).filter(|&e| e > now) {
+                        let busy = &mut self.proc_busy_until[old.idx()];
+                        *busy = (*busy).max(end);
+                    }
+                }
+            }
             self.set_proc(tid.0, proc);
             let th = &self.threads[tid.idx()];
             if th.status == Status::NotStarted {
