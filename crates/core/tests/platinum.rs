@@ -170,33 +170,28 @@ fn thaw_on_access_thaws_a_frozen_page_at_a_fault_after_t1() {
         thaw_on_access: true,
         ..no_defrost()
     };
-    // Frozen at about 22 µs with a remote read mapping on node 1; node 1's write 30 µs
-    // later (past t1) faults on the frozen page.
+    // Frozen at about 22 µs by node 1's read, which maps it writable (full rights, §3.2);
+    // node 2's first read 30 µs later (past t1) faults on the frozen page.
+    let machine = MachineConfig { nodes: 3, ..toy() };
     let s = run_with(
-        toy(),
+        machine,
         config,
         1,
         vec![
             vec![read(0, 1), wait(20_000), write(0, 1)],
-            vec![
-                wait(5_000),
-                read(0, 1),
-                wait(17_000),
-                read(0, 1),
-                wait(30_000),
-                write(0, 1),
-            ],
+            vec![wait(5_000), read(0, 1), wait(17_000), read(0, 1)],
+            vec![wait(52_000), read(0, 1)],
         ],
     );
     assert_eq!(s.events.freezes, 1);
     assert_eq!(
         s.events.defrosts, 1,
-        "the write fault after t1 thawed the page"
+        "the read fault after t1 thawed the page"
     );
     assert!(!s.pages[0].frozen_at_end);
     assert_eq!(
-        s.pages[0].home, 1,
-        "the write migrated the thawed page to node 1"
+        s.events.replications, 2,
+        "node 1's read at 5 µs, then node 2's of the thawed page"
     );
 }
 

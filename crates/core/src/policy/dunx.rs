@@ -26,36 +26,92 @@
 //! always invalidate only the remote mappings).
 //!
 //! Initial placement is the static policy's: where the program asks, else on the node of
-//! the first processor to touch the page. The rest has two parts.
+//! the first processor to touch the page. The rest has two parts (SOSP section 2).
 //!
-//! *Fault handler.* A fault on a page with one copy on another node maps that copy
-//! remotely when the page is frozen or was invalidated (migrated, or its replicas dropped
-//! by a coherency fault) less than `freeze_window_ns` ago, and freezes it. Otherwise the
-//! page migrates here (the source copy's other mappings are invalidated) on a write fault
-//! or when it was recently modified (its aged modification count exceeds `recent_mod`),
-//! and is replicated here on a read fault. A write to a replicated page invalidates every
-//! other copy (a coherency fault); if this node holds no copy, one replica is kept and
-//! migrated here. A read of a replicated page uses or makes a local copy (no freeze
-//! check: a page that should be frozen is never replicated).
+//! *Fault handler* (SOSP 2.1, PPoPP section 2). A fault on a page with one copy on another
+//! node maps that copy remotely when the page is frozen or was invalidated (migrated, or
+//! its replicas dropped by a coherency fault) less than `freeze_window_ns` ago, and freezes
+//! it. Otherwise the page migrates here (the source copy's other mappings are invalidated)
+//! on a write fault or when it was recently modified, and is replicated here on a read
+//! fault. A write to a replicated page invalidates every other copy (a coherency fault);
+//! if this node holds no copy, one replica is kept and migrated here ("If no local copy of
+//! the page exists, one of the existing replicas is migrated to a local frame"). A read of
+//! a replicated page uses or makes a local copy. Neither checks for freezing: "There is no
+//! need to check for freezing, since it is impossible for a page that should be frozen to
+//! be replicated" (SOSP 2.1). That holds here: a page is frozen only while it has one copy,
+//! it is replicated only when neither frozen nor invalidated within the window, and while
+//! it has several copies nothing records an invalidation (a coherency fault or migration
+//! leaves one copy), so the check would always answer no; a debug assertion says so.
 //!
-//! *Page scanners.* One per node, stealing time on it, every `scan_delay_ns`: each pass
-//! ages the modification bits of the node's frames and samples the reference bits of its
-//! frozen frames, counting a local sample when the node's own mapping referenced the page
-//! and one remote sample for each other node whose mapping did. After `sample_passes`
-//! passes of collecting only, a pass also checks each frozen frame: remote samples at least
-//! the local ones count a success (else the count restarts), and `defrost_trigger`
-//! successes defrost the page (0: every frozen page at the first check, PLATINUM's
-//! strategy): all its mappings are invalidated when its aged modification count exceeds
-//! `trigger_method`, else only the remote ones, and it is no longer frozen. With
-//! `scan_delay_ns = "inf"` there are no scanners: nothing is aged or defrosted.
+//! *Recently modified* (SOSP 2.1: "comparing the modification history (maintained by the
+//! page scanners through aging of the hardware modification bits) to the recent-mod
+//! parameter"). The count compared is the 16-bit aged count (the newest scan interval
+//! its most significant bit) with that bit also set when the page's modification bit is
+//! (written since the last aging): a write not yet aged in counts as one in the newest
+//! interval. Choice: the paper compares "the modification history" and does not say
+//! whether the bit not yet aged is part of it; without it a page written since the last
+//! pass would count as unmodified, and with no scanners (scan-delay = inf) every written
+//! page would be replicated on a read fault. Right after a pass the bit is clear and the
+//! count is the aged count alone, so recent-mod = 2^16 is still never exceeded. The same
+//! count decides `trigger_method`.
 //!
-//! *Phase-change hint.* A program's hint makes the scanners invalidate every remote
-//! mapping and defrost every frozen page. The engine cannot wake a daemon early, so the
-//! hint's work is done at once and charged to the hinting thread (the system call's
-//! caller), which is where the paper's one-line hint puts it.
+//! *Page scanners* (SOSP 2.2). One per node, stealing time on it, every `scan_delay_ns`.
+//! "Each time a scanner runs, it collects page reference and modification information
+//! for the frames on its processor. Separate local and remote reference counts are
+//! maintained": each pass visits every frame on its node, ages the modification bit of
+//! the pages whose home copy it holds, and reads and clears the reference count of each
+//! mapping of the frame, adding the node's own mapping's to the frame's local count and
+//! the other nodes' mappings' to its remote count. The counts come from the `usage`
+//! history (per node and page, the references since the count was last read; the
+//! counting mechanism Holliday's daemons read), not from one Referenced bit per pass.
+//! Choice: PPoPP section 2 defrosts a page "referenced by remote processors as often as
+//! local processors", a frequency, and SOSP 2.2 compares "reference counts"; SOSP 4.4's
+//! "more samples of the hardware reference bits" suggests DUnX sampled bits, but a bit per
+//! pass cannot tell a page read once remotely from one used locally throughout, which is
+//! the distinction both papers draw. A count left by a mapping since invalidated is
+//! cleared and discarded; the counts belong to the frame, so a migration or a coherency
+//! fault that moves the page's home starts them afresh.
 //!
-//! The reference samples come from one Referenced bit per node and page (the mapping's
-//! hardware bit), which the mechanism keeps for this policy only.
+//! "After `sample-passes` runs in which a scanner simply collects data, it executes an
+//! additional phase in which it examines its frames": for each frozen frame, "If the
+//! remote reference count is as great as the local reference count, a counter stored
+//! with the frame data structure is incremented. Otherwise, the counter is reset to
+//! zero", and `defrost_trigger` successes in a row defrost the page (0: every frozen page
+//! at the first check, PLATINUM's strategy, SOSP 4.4). Choice: a frame nobody referenced
+//! since the last check is no success (its counter is reset): PPoPP asks that remote
+//! processors referenced the page, and defrosting "is only desirable when migrating or
+//! replicating that page would improve performance" (SOSP 4.3), which a page nobody uses
+//! gives no reason to expect. The counts restart at every check. A defrost invalidates
+//! every mapping of the page when its modification count exceeds `trigger_method`, else
+//! only the remote ones, and clears the frozen state. With `scan_delay_ns = "inf"` there
+//! are no scanners: nothing is aged or defrosted.
+//!
+//! *A pass's cost.* The papers give none per pass (PPoPP section 4's "5% scanner overhead"
+//! is a bound it calls unrealistic). Each frame a pass visits costs one `pte_examine_ns`
+//! (its modification bit and its own node's count), each other node's mapping of it one
+//! more (that mapping's count). "In the DUnX implementation of the policy, the scanners
+//! also work to support the page replacement policy at this time" (SOSP 2.2): a checking
+//! pass costs one more `pte_examine_ns` per frame, the look the replacement policy takes
+//! at it (an estimate: the simulator replaces no pages, and the papers give no cost).
+//!
+//! *Phase-change hint* (PPoPP section 2). "The page scanners running in that cluster
+//! invalidate all remote virtual mappings to their physical frames. In addition, all
+//! frozen pages are defrosted. This essentially resets the page placement policy": the
+//! hint also forgets each page's last invalidation, so a page moved within the freeze
+//! window before the hint may move again after it instead of freezing at its first fault.
+//! The engine cannot wake a daemon early, so the hint's work is done at once and charged
+//! to the hinting thread (the system call's caller), one `pte_examine_ns` per page.
+//!
+//! *The seventh parameter.* PPoPP section 2 says the policy is "controlled by seven
+//! parameters" and names what they control only as "the frequency of page scanner daemon
+//! runs and the definitions of 'recently migrated or invalidated' and 'recently
+//! modified'". The SOSP paper, on the same policy, says "Six parameters control the
+//! behavior of the policy" and lists them in Table 1; the frequencies it names ("defrost
+//! and triggering decision-points, reference data collection, and aging of usage counts")
+//! are all set by scan-delay and sample-passes here. Neither paper names the seventh or
+//! gives it a value, so it is not built: a guess (separate windows for migrations and for
+//! coherency invalidations, or an aging period apart from the scan) would be a parameter
+//! with no source for its value.
 
 use crate::component::{DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy};
 use crate::error::ConfigError;
@@ -212,33 +268,38 @@ pub struct DunxParams<F: Flavor> {
     /// override it. Absent: the kind's defaults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
-    /// freeze-window: a fault on a remote page that migrated or had its replicas
-    /// invalidated less than this long ago maps it remotely and freezes it; "inf": a page
-    /// is invalidated once at most before it freezes. Default: larowe 150 ms, dunx
-    /// 187.5 ms.
+    /// freeze-window (SOSP Table 1, sec. 2.1): a fault on a remote page that migrated or
+    /// had its replicas invalidated less than this long ago maps it remotely and freezes
+    /// it; "inf": a page is invalidated once at most before it freezes. Default: larowe
+    /// 150 ms (sec. 4.5), dunx 187.5 ms (Table 3, psolu).
     #[field(min = 0, max = crate::TIME_LIMIT, unit = "ns")]
     pub freeze_window_ns: NsOrInf,
-    /// recent-mod: a read fault migrates instead of replicating when the page's aged
-    /// modification count (16 bits, the newest scan interval the most significant)
-    /// exceeds this. Negative: never replicate; 65536 (2^16): replicate on every read
-    /// fault. Default 65536.
+    /// recent-mod (SOSP Table 1, sec. 2.1): a read fault migrates instead of replicating
+    /// when the page's modification count exceeds this (the 16-bit aged count, the newest
+    /// scan interval the most significant, that bit also set by a write since the last
+    /// scan).
+    /// Negative: never replicate; 65536 (2^16): replicate on every read fault. Default
+    /// 65536 (sec. 4.5, Table 3 but msort).
     #[field(min = -65_536, max = 65_536)]
     pub recent_mod: i32,
-    /// scan-delay: period of each node's page scanner; "inf": no scanners (nothing is
-    /// aged or defrosted). Default 10 s.
+    /// scan-delay (SOSP Table 1, sec. 2.2): period of each node's page scanner; "inf": no
+    /// scanners (nothing is aged or defrosted). Default 10 s (sec. 4.5, Table 3).
     #[field(min = 1_000, max = crate::TIME_LIMIT, unit = "ns")]
     pub scan_delay_ns: NsOrInf,
-    /// sample-passes: scanner passes that only collect reference samples before a pass
-    /// that also checks the frozen frames (0: every pass checks). Default 0.
+    /// sample-passes (SOSP Table 1, sec. 2.2): scanner passes that only collect reference
+    /// counts before a pass that also checks the frozen frames (0: every pass checks).
+    /// Default 0 (sec. 4.5, Table 3).
     #[field(min = 0, max = 1_000_000)]
     pub sample_passes: u32,
-    /// defrost-trigger: checks in a row in which a frozen frame's remote samples were at
-    /// least its local ones before it is defrosted (0: at the first check). Default 1.
+    /// defrost-trigger (SOSP Table 1, sec. 2.2): checks in a row in which a frozen frame's
+    /// remote reference count was at least its local one (and not both zero) before it is
+    /// defrosted (0: at the first check). Default 1 (sec. 4.5, Table 3 psolu).
     #[field(min = 0, max = 1_000_000)]
     pub defrost_trigger: u32,
-    /// trigger-method: a defrost invalidates every mapping of the page when its aged
-    /// modification count exceeds this, else only the remote mappings. Negative: always
-    /// every mapping; 65536: always only the remote ones. Default 65536.
+    /// trigger-method (SOSP Table 1, sec. 2.2): a defrost invalidates every mapping of the
+    /// page when its modification count (as for recent-mod) exceeds this, else only the
+    /// remote mappings. Negative: always every mapping; 65536: always only the remote
+    /// ones. Default 65536 (sec. 4.5, Table 3 but msort).
     #[field(min = -65_536, max = 65_536)]
     pub trigger_method: i32,
     /// The registry name (not in files).
@@ -439,17 +500,17 @@ impl<F: Flavor> crate::component::PolicyParams for DunxParams<F> {
 inventory::submit!(crate::component::PolicyEntry::of::<DunxConfig>());
 inventory::submit!(crate::component::PolicyEntry::of::<LaroweConfig>());
 
-/// What DUnX keeps per page (the mechanism knows nothing of freezing or samples).
+/// What DUnX keeps per page (the mechanism knows nothing of freezing or reference counts).
 #[derive(Clone, Copy, Debug, Default)]
 struct PageMeta {
     frozen: bool,
     /// When the page last migrated or had replicas dropped by a coherency fault.
     last_invalidation: Option<Ns>,
-    /// Reference samples since the last check: the home node's mapping referenced it.
+    /// References through the home frame's own node's mapping since the last check.
     local: u32,
-    /// ... and other nodes' mappings referenced it (one per node and pass).
+    /// ... and through other nodes' mappings of the home frame.
     remote: u32,
-    /// Checks in a row with remote samples at least the local ones.
+    /// Checks in a row with the remote count at least the local one (not both zero).
     successes: u32,
 }
 
@@ -498,9 +559,15 @@ impl DunxPolicy {
         self.pages[vpn.idx()].last_invalidation
     }
 
-    /// Checks in a row in which `vpn`'s remote samples matched its local ones.
+    /// Checks in a row in which `vpn`'s remote reference count matched its local one.
     pub fn successes(&self, vpn: Vpn) -> u32 {
         self.pages[vpn.idx()].successes
+    }
+
+    /// `vpn`'s home frame's local and remote reference counts since the last check.
+    pub fn reference_counts(&self, vpn: Vpn) -> (u32, u32) {
+        let m = &self.pages[vpn.idx()];
+        (m.local, m.remote)
     }
 
     /// Copies dropped by coherency faults so far.
@@ -515,32 +582,32 @@ impl DunxPolicy {
         }
     }
 
-    /// The aged modification count: the newest 16 scan intervals' modification bits.
-    fn aged_modifications(ctx: &dyn Mm, vpn: Vpn) -> i64 {
-        (ctx.page(vpn).mod_history >> 16) as i64
+    /// Whether a fault on `vpn` maps its remote copy and freezes it: frozen already, or
+    /// invalidated within the freeze window.
+    fn should_freeze(&self, now: Ns, vpn: Vpn) -> bool {
+        self.pages[vpn.idx()].frozen || self.recently_invalidated(now, vpn)
+    }
+
+    /// The modification count: the 16-bit aged count, its newest interval's bit also set
+    /// when the page was written since the last aging (see the module documentation).
+    fn modifications(ctx: &dyn Mm, vpn: Vpn) -> i64 {
+        let p = ctx.page(vpn);
+        ((p.mod_history | ((p.written_since_age as u32) << 31)) >> 16) as i64
     }
 
     fn recently_modified(&self, ctx: &dyn Mm, vpn: Vpn) -> bool {
-        Self::aged_modifications(ctx, vpn) > self.config.recent_mod as i64
+        Self::modifications(ctx, vpn) > self.config.recent_mod as i64
     }
 
     fn freeze(&mut self, ctx: &mut dyn Mm, vpn: Vpn) {
-        let m = &mut self.pages[vpn.idx()];
-        m.frozen = true;
-        m.local = 0;
-        m.remote = 0;
-        m.successes = 0;
+        self.pages[vpn.idx()].frozen = true;
         ctx.freeze(vpn);
-        // Samples start afresh: clear what the bits gathered before the freeze.
-        for n in 0..self.nodes {
-            ctx.examine_history(vpn, NodeId(n));
-        }
     }
 
     /// Defrosts frozen `vpn`: invalidates all its mappings when it was recently modified
     /// (a migration is likely next), else the remote ones (a replication is).
     fn defrost(&mut self, ctx: &mut dyn Mm, vpn: Vpn) {
-        let all = Self::aged_modifications(ctx, vpn) > self.config.trigger_method as i64;
+        let all = Self::modifications(ctx, vpn) > self.config.trigger_method as i64;
         let victims = if all {
             ctx.page(vpn).mapped
         } else {
@@ -551,6 +618,13 @@ impl DunxPolicy {
         m.frozen = false;
         m.successes = 0;
         ctx.thaw(vpn);
+    }
+
+    /// The page's home frame changed: its reference counts start afresh.
+    fn new_frame(&mut self, vpn: Vpn) {
+        let m = &mut self.pages[vpn.idx()];
+        m.local = 0;
+        m.remote = 0;
     }
 
     /// Moves single-copy `vpn` to `node` as a migration does in DUnX: the source copy's
@@ -568,18 +642,27 @@ impl DunxPolicy {
             return false;
         }
         self.pages[vpn.idx()].last_invalidation = Some(ctx.now());
+        self.new_frame(vpn);
         true
     }
 
     /// The coherency fault of a write to replicated `vpn`, keeping the copy on `keep`.
     fn invalidate_replicas(&mut self, ctx: &mut dyn Mm, vpn: Vpn, keep: NodeId) {
-        let dropped = ctx.page(vpn).copies.len().saturating_sub(1);
+        let page = ctx.page(vpn);
+        let dropped = page.copies.len().saturating_sub(1);
         ctx.coherency_fault(vpn, keep);
         self.replicas_invalidated += dropped as u64;
         self.pages[vpn.idx()].last_invalidation = Some(ctx.now());
+        if keep != page.home {
+            self.new_frame(vpn);
+        }
     }
 
     fn write_to_replicated(&mut self, ctx: &mut dyn Mm, f: Fault) {
+        debug_assert!(
+            !self.should_freeze(ctx.now(), f.vpn),
+            "a replicated page should never be frozen (SOSP 1991 sec. 2.1)"
+        );
         if ctx.page(f.vpn).copies.contains(f.node) {
             self.invalidate_replicas(ctx, f.vpn, f.node);
         } else {
@@ -596,6 +679,10 @@ impl DunxPolicy {
     }
 
     fn read_replicated(&mut self, ctx: &mut dyn Mm, f: Fault) {
+        debug_assert!(
+            !self.should_freeze(ctx.now(), f.vpn),
+            "a replicated page should never be frozen (SOSP 1991 sec. 2.1)"
+        );
         if ctx.page(f.vpn).copies.contains(f.node) || ctx.replicate(f.vpn, f.node).is_ok() {
             let _ = ctx.map_to(f.vpn, f.node, f.node, Access::Read);
         } else {
@@ -606,7 +693,7 @@ impl DunxPolicy {
     /// A fault on a single copy held by another node.
     fn remote_single(&mut self, ctx: &mut dyn Mm, f: Fault) {
         let access = if f.write { Access::Write } else { Access::Read };
-        if self.pages[f.vpn.idx()].frozen || self.recently_invalidated(ctx.now(), f.vpn) {
+        if self.should_freeze(ctx.now(), f.vpn) {
             if !self.pages[f.vpn.idx()].frozen {
                 self.freeze(ctx, f.vpn);
             }
@@ -632,6 +719,38 @@ impl DunxPolicy {
         }
     }
 
+    /// Reads and clears the reference counts of the mappings of node `n`'s copy of
+    /// `vpn` (one `examine` per other node's mapping; the frame's own is the caller's):
+    /// its own node's and the other nodes' together. The home frame's scanner also
+    /// clears the counts of nodes that no longer map the page, and discards them.
+    fn read_counts(&mut self, ctx: &mut dyn Mm, vpn: Vpn, n: NodeId, examine: Ns) -> (u32, u32) {
+        let page = ctx.page(vpn);
+        let home = page.home == n;
+        let (mut local, mut remote) = (0u32, 0u32);
+        for m in 0..self.nodes {
+            let m = NodeId(m);
+            let mapped = page.mapped.contains(m);
+            let maps_here = mapped && ctx.mapping(vpn, m).target == n;
+            if maps_here && m != n {
+                ctx.charge(examine);
+            }
+            let stale = home && !mapped;
+            if !(maps_here || stale) || ctx.history().peek(vpn, m) == 0 {
+                continue;
+            }
+            let c = ctx.examine_history(vpn, m);
+            if !maps_here {
+                continue;
+            }
+            if m == n {
+                local = local.saturating_add(c);
+            } else {
+                remote = remote.saturating_add(c);
+            }
+        }
+        (local, remote)
+    }
+
     /// One scanner pass over node `n`'s frames.
     fn scan(&mut self, ctx: &mut dyn Mm, n: NodeId) {
         ctx.count_daemon_pass();
@@ -643,23 +762,23 @@ impl DunxPolicy {
         for v in 0..ctx.npages() as u32 {
             let vpn = Vpn(v);
             let page = ctx.page(vpn);
-            if page.copies.is_empty() || page.home != n {
+            if !page.copies.contains(n) {
                 continue;
             }
+            // The frame's modification bit and its own node's count; at a check, the
+            // replacement policy's look at it as well.
             ctx.charge(examine);
-            ctx.age_modifications(vpn);
-            if !self.pages[v as usize].frozen {
-                continue;
+            if check {
+                ctx.charge(examine);
             }
-            let mut local = 0;
-            let mut remote = 0;
-            for m in 0..self.nodes {
-                let bit = ctx.examine_history(vpn, NodeId(m));
-                if m == n.0 {
-                    local += bit;
-                } else {
-                    remote += bit;
-                }
+            let home = page.home == n;
+            if home {
+                ctx.age_modifications(vpn);
+            }
+            let (local, remote) = self.read_counts(ctx, vpn, n, examine);
+            if !home {
+                // Only the home frame can be frozen: a replica's counts decide nothing.
+                continue;
             }
             let meta = &mut self.pages[v as usize];
             meta.local = meta.local.saturating_add(local);
@@ -667,13 +786,19 @@ impl DunxPolicy {
             if !check {
                 continue;
             }
-            if meta.remote >= meta.local {
+            let (local, remote) = (meta.local, meta.remote);
+            meta.local = 0;
+            meta.remote = 0;
+            if !meta.frozen {
+                continue;
+            }
+            // "referenced by remote processors as often as local processors": a frame
+            // nobody referenced is no success.
+            if remote >= local && remote > 0 {
                 meta.successes = meta.successes.saturating_add(1);
             } else {
                 meta.successes = 0;
             }
-            meta.local = 0;
-            meta.remote = 0;
             if meta.successes >= self.config.defrost_trigger {
                 self.defrost(ctx, vpn);
             }
@@ -698,7 +823,8 @@ impl Policy for DunxPolicy {
     }
 
     fn history(&self) -> HistoryMode {
-        HistoryMode::RefBit
+        // The scanners compare how often pages are referenced (module documentation).
+        HistoryMode::Usage
     }
 
     fn state_bytes_per_page(&self) -> u64 {
@@ -770,6 +896,8 @@ impl Policy for DunxPolicy {
                 continue;
             }
             ctx.charge(examine);
+            // "This essentially resets the page placement policy" (PPoPP sec. 2).
+            self.pages[v as usize].last_invalidation = None;
             if self.pages[v as usize].frozen {
                 self.defrost(ctx, vpn);
             } else {

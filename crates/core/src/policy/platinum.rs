@@ -150,12 +150,25 @@ impl PlatinumPolicy {
         ctx.thaw(vpn);
     }
 
-    /// Maps the single copy of a frozen page on `node` with the rights the access needs.
-    /// A frozen page has one copy (invalidation leaves one, and nothing replicates it
-    /// while frozen); should it have several, a write first invalidates the others.
+    /// Maps the single copy of a frozen page on the faulting node "granting the full access
+    /// rights permitted by the virtual memory system" (§3.2): writable, whatever the
+    /// access, so a node that read a frozen page writes it without faulting again.
     fn map_frozen(&mut self, ctx: &mut dyn Mm, f: Fault) {
-        let access = if f.write { Access::Write } else { Access::Read };
-        if f.write && ctx.page(f.vpn).copies.len() > 1 {
+        self.map_remote(ctx, f, true);
+    }
+
+    /// Maps a remote copy of the page on the faulting node: writable when `full` (a
+    /// frozen page) or the access is a write, else read-only. A frozen page has one copy
+    /// (invalidation leaves one, and nothing replicates it while frozen); should the page
+    /// have several, a write first invalidates the others and a read maps read-only.
+    fn map_remote(&mut self, ctx: &mut dyn Mm, f: Fault, full: bool) {
+        let single = ctx.page(f.vpn).copies.len() <= 1;
+        let access = if f.write || (full && single) {
+            Access::Write
+        } else {
+            Access::Read
+        };
+        if f.write && !single {
             let keep = ctx
                 .nearest_copy(f.vpn, f.node)
                 .unwrap_or(ctx.page(f.vpn).home);
@@ -210,8 +223,8 @@ impl Policy for PlatinumPolicy {
             ctx.coherent_read_miss(f.vpn, f.node)
         };
         if done.is_err() {
-            // No free frame here: use a remote copy, as a frozen page would be used.
-            self.map_frozen(ctx, f);
+            // No free frame here: use a remote copy with the rights the access needs.
+            self.map_remote(ctx, f, false);
         }
     }
 

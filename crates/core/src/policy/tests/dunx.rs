@@ -289,8 +289,12 @@ fn there_is_one_scanner_per_node_stealing_time_on_it() {
 }
 
 #[test]
-fn a_scanner_pass_ages_and_charges_only_its_own_nodes_frames_and_wakes_after_the_scan_delay() {
-    let (mut policy, mut rec) = setup(2, 8, 2, config());
+fn a_collecting_pass_ages_and_charges_only_its_own_nodes_frames_and_wakes_after_the_scan_delay() {
+    let cfg = DunxConfig {
+        sample_passes: 1,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 2, cfg);
     rec.place(Vpn(0), NodeId(0)).unwrap();
     rec.place(Vpn(1), NodeId(1)).unwrap();
     rec.clear();
@@ -308,17 +312,123 @@ fn a_scanner_pass_ages_and_charges_only_its_own_nodes_frames_and_wakes_after_the
 }
 
 #[test]
-fn a_scanner_samples_a_frozen_frames_local_and_remote_reference_bits() {
-    let (mut policy, mut rec) = setup(3, 8, 1, config());
-    frozen(&mut policy, &mut rec); // home node 1
-    rec.history_mut().record(Vpn(0), NodeId(0), 5);
+fn a_checking_pass_charges_each_frame_again_for_the_page_replacement_policy() {
+    let (mut policy, mut rec) = setup(2, 8, 2, config()); // sample_passes 0: every pass checks
+    rec.place(Vpn(0), NodeId(0)).unwrap();
+    rec.place(Vpn(1), NodeId(1)).unwrap();
+    rec.clear();
     scan(&mut policy, &mut rec, 1, SCAN);
-    for n in 0..3 {
+    let examine = Ns(rec.machine().costs().pte_examine_ns);
+    assert_eq!(
+        rec.actions(),
+        [
+            Action::DaemonPass,
+            Action::Charge(examine),
+            Action::Charge(examine),
+            Action::AgeModifications(Vpn(1)),
+        ]
+    );
+}
+
+#[test]
+fn a_scanner_reads_and_clears_the_reference_count_of_each_mapping_of_its_frames() {
+    let cfg = DunxConfig {
+        sample_passes: 1, // a collecting pass keeps the counts
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(3, 8, 1, cfg);
+    frozen(&mut policy, &mut rec); // home node 1, mapped there and by node 0
+    rec.history_mut().record(Vpn(0), NodeId(0), 5);
+    rec.history_mut().record(Vpn(0), NodeId(1), 2);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    for n in [0, 1] {
         assert!(rec
             .actions()
             .contains(&Action::ExamineHistory(Vpn(0), NodeId(n))));
+        assert_eq!(rec.history().peek(Vpn(0), NodeId(n)), 0, "count cleared");
     }
-    assert_eq!(rec.history().peek(Vpn(0), NodeId(0)), 0, "bits cleared");
+    assert_eq!(policy.reference_counts(Vpn(0)), (2, 5), "(local, remote)");
+}
+
+#[test]
+fn each_remote_mapping_read_costs_one_examine_more() {
+    let cfg = DunxConfig {
+        sample_passes: 1,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(3, 8, 1, cfg);
+    frozen(&mut policy, &mut rec); // home node 1, node 0 remote
+    rec.map_to(Vpn(0), NodeId(2), NodeId(1), Access::Read)
+        .unwrap();
+    rec.clear();
+    scan(&mut policy, &mut rec, 1, SCAN);
+    let examine = Ns(rec.machine().costs().pte_examine_ns);
+    let charged = rec
+        .actions()
+        .iter()
+        .filter(|a| **a == Action::Charge(examine))
+        .count();
+    assert_eq!(charged, 3, "the frame and two remote mappings");
+}
+
+#[test]
+fn the_remote_count_is_the_sum_of_the_other_nodes_references() {
+    let cfg = DunxConfig {
+        sample_passes: 1,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(3, 8, 1, cfg);
+    frozen(&mut policy, &mut rec); // home node 1, node 0 remote
+    rec.map_to(Vpn(0), NodeId(2), NodeId(1), Access::Read)
+        .unwrap();
+    rec.history_mut().record(Vpn(0), NodeId(0), 3);
+    rec.history_mut().record(Vpn(0), NodeId(2), 4);
+    rec.history_mut().record(Vpn(0), NodeId(1), 6);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert_eq!(policy.reference_counts(Vpn(0)), (6, 7));
+}
+
+#[test]
+fn a_count_left_by_a_mapping_since_invalidated_is_cleared_and_not_counted() {
+    let cfg = DunxConfig {
+        sample_passes: 1,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(3, 8, 1, cfg);
+    frozen(&mut policy, &mut rec); // home node 1; node 2 never mapped it
+    rec.history_mut().record(Vpn(0), NodeId(2), 9);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert_eq!(rec.history().peek(Vpn(0), NodeId(2)), 0);
+    assert_eq!(policy.reference_counts(Vpn(0)), (0, 0));
+}
+
+#[test]
+fn a_replica_frames_mappings_are_read_by_its_own_nodes_scanner_only() {
+    let (mut policy, mut rec) = setup(3, 8, 1, config());
+    on_node0(&mut rec);
+    fault(&mut policy, &mut rec, 1, 0, false); // replica on node 1, mapped there
+    rec.history_mut().record(Vpn(0), NodeId(1), 4);
+    rec.clear();
+    scan(&mut policy, &mut rec, 0, SCAN); // the home's scanner leaves node 1's count
+    assert_eq!(rec.history().peek(Vpn(0), NodeId(1)), 4);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert_eq!(rec.history().peek(Vpn(0), NodeId(1)), 0);
+}
+
+#[test]
+fn a_migration_starts_the_frames_counts_afresh() {
+    let cfg = DunxConfig {
+        sample_passes: 1,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    on_node0(&mut rec);
+    rec.history_mut().record(Vpn(0), NodeId(0), 3);
+    scan(&mut policy, &mut rec, 0, SCAN);
+    assert_eq!(policy.reference_counts(Vpn(0)), (3, 0));
+    rec.now = Ns(2 * SCAN);
+    fault(&mut policy, &mut rec, 1, 0, true);
+    assert_eq!(policy.reference_counts(Vpn(0)), (0, 0));
 }
 
 #[test]
@@ -382,6 +492,7 @@ fn a_recently_modified_frozen_page_is_defrosted_by_invalidating_all_its_mappings
     let (mut policy, mut rec) = setup(2, 8, 1, cfg);
     frozen(&mut policy, &mut rec);
     rec.mark_written_since_age(Vpn(0));
+    rec.history_mut().record(Vpn(0), NodeId(0), 1);
     rec.clear();
     scan(&mut policy, &mut rec, 1, SCAN); // ages the write in, then checks
     let all = NodeSet::from_bits(0b11);
@@ -399,6 +510,7 @@ fn collect_only_passes_do_not_defrost() {
     };
     let (mut policy, mut rec) = setup(2, 8, 1, cfg);
     frozen(&mut policy, &mut rec);
+    rec.history_mut().record(Vpn(0), NodeId(0), 1);
     scan(&mut policy, &mut rec, 1, SCAN);
     assert!(policy.is_frozen(Vpn(0)), "first pass only collects");
     scan(&mut policy, &mut rec, 1, 2 * SCAN);
@@ -977,4 +1089,153 @@ fn every_parameter_out_of_range_is_refused_naming_it() {
     assert!(crate::component::PolicyConfig::from(edge)
         .build(&machine)
         .is_ok());
+}
+
+// ---- Reference counts, modification bit and hint as the papers describe them ----
+
+#[test]
+fn a_frozen_page_nobody_referenced_since_the_last_check_is_not_defrosted() {
+    let (mut policy, mut rec) = setup(2, 8, 1, config());
+    frozen(&mut policy, &mut rec);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert!(policy.is_frozen(Vpn(0)));
+    assert_eq!(policy.successes(Vpn(0)), 0);
+}
+
+#[test]
+fn a_frozen_page_used_locally_more_often_than_by_all_remote_nodes_together_stays_frozen() {
+    let (mut policy, mut rec) = setup(3, 8, 1, config());
+    frozen(&mut policy, &mut rec); // home node 1, node 0 remote
+    rec.map_to(Vpn(0), NodeId(2), NodeId(1), Access::Read)
+        .unwrap();
+    rec.history_mut().record(Vpn(0), NodeId(0), 3);
+    rec.history_mut().record(Vpn(0), NodeId(2), 3);
+    rec.history_mut().record(Vpn(0), NodeId(1), 7);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert!(policy.is_frozen(Vpn(0)), "remote 6 < local 7");
+    assert_eq!(policy.successes(Vpn(0)), 0);
+}
+
+#[test]
+fn a_frozen_page_referenced_by_remote_nodes_only_is_defrosted() {
+    let (mut policy, mut rec) = setup(2, 8, 1, config());
+    frozen(&mut policy, &mut rec);
+    rec.history_mut().record(Vpn(0), NodeId(0), 1);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert!(!policy.is_frozen(Vpn(0)));
+}
+
+#[test]
+fn the_counts_restart_at_every_check() {
+    let (mut policy, mut rec) = setup(2, 8, 1, config());
+    frozen(&mut policy, &mut rec);
+    rec.history_mut().record(Vpn(0), NodeId(1), 5);
+    scan(&mut policy, &mut rec, 1, SCAN);
+    assert_eq!(policy.reference_counts(Vpn(0)), (0, 0));
+    rec.history_mut().record(Vpn(0), NodeId(0), 1);
+    scan(&mut policy, &mut rec, 1, 2 * SCAN);
+    assert!(
+        !policy.is_frozen(Vpn(0)),
+        "remote 1 >= local 0 at the second check"
+    );
+}
+
+#[test]
+fn a_page_written_since_the_last_scan_is_recently_modified_with_no_scanners() {
+    let cfg = DunxConfig {
+        recent_mod: 0,
+        scan_delay_ns: NsOrInf::Inf,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    on_node0(&mut rec);
+    rec.mark_written_since_age(Vpn(0));
+    rec.clear();
+    fault(&mut policy, &mut rec, 1, 0, false);
+    assert!(rec.actions().contains(&Action::Migrate(Vpn(0), NodeId(1))));
+    assert_eq!(rec.page(Vpn(0)).copies, NodeSet::single(NodeId(1)));
+}
+
+#[test]
+fn a_write_not_yet_aged_in_counts_as_one_in_the_newest_scan_interval() {
+    for (recent_mod, migrates) in [(0x7fff, true), (0x8000, false)] {
+        let cfg = DunxConfig {
+            recent_mod,
+            ..config()
+        };
+        let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+        on_node0(&mut rec);
+        rec.mark_written_since_age(Vpn(0));
+        rec.clear();
+        fault(&mut policy, &mut rec, 1, 0, false);
+        assert_eq!(
+            rec.actions().contains(&Action::Migrate(Vpn(0), NodeId(1))),
+            migrates,
+            "recent_mod {recent_mod}: the count is 0x8000"
+        );
+    }
+}
+
+#[test]
+fn recent_mod_two_to_the_sixteen_replicates_a_page_written_since_the_last_scan() {
+    let cfg = DunxConfig {
+        recent_mod: TWO_TO_16,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    on_node0_always_written(&mut rec);
+    rec.mark_written_since_age(Vpn(0));
+    fault(&mut policy, &mut rec, 1, 0, false);
+    assert!(rec
+        .actions()
+        .contains(&Action::Replicate(Vpn(0), NodeId(1))));
+}
+
+#[test]
+fn the_phase_hints_defrost_reads_the_modification_bit_not_yet_aged() {
+    let cfg = DunxConfig {
+        trigger_method: 0,
+        ..config()
+    };
+    let (mut policy, mut rec) = setup(2, 8, 1, cfg);
+    frozen(&mut policy, &mut rec); // never aged: the aged count is 0
+    rec.mark_written_since_age(Vpn(0));
+    rec.clear();
+    policy.on_phase_hint(&mut rec, ThreadId(0));
+    assert_eq!(rec.page(Vpn(0)).mapped, NodeSet::EMPTY, "every mapping");
+}
+
+#[test]
+fn the_phase_hint_forgets_recent_invalidations_so_a_page_may_move_again_at_once() {
+    let (mut policy, mut rec) = setup(2, 8, 1, config());
+    migrated_at(&mut policy, &mut rec, 1_000); // to node 1
+    rec.now = Ns(1_500);
+    policy.on_phase_hint(&mut rec, ThreadId(1));
+    assert_eq!(policy.last_invalidation(Vpn(0)), None);
+    rec.now = Ns(2_000); // within the window of the migration
+    fault(&mut policy, &mut rec, 0, 0, true);
+    assert!(!policy.is_frozen(Vpn(0)));
+    assert_eq!(rec.page(Vpn(0)).copies, NodeSet::single(NodeId(0)));
+}
+
+#[test]
+fn a_replicated_page_is_never_one_the_freeze_check_would_freeze() {
+    // A coherency fault leaves one copy and freezes the page at the next remote fault
+    // within the window; once the window has passed, the page may be replicated, and
+    // from then on it is neither frozen nor recently invalidated (SOSP 1991 sec. 2.1).
+    let (mut policy, mut rec) = setup(3, 8, 1, config());
+    on_node0(&mut rec);
+    fault(&mut policy, &mut rec, 1, 0, false); // replicated
+    rec.now = Ns(100);
+    fault(&mut policy, &mut rec, 0, 0, true); // coherency fault
+    rec.now = Ns(200);
+    fault(&mut policy, &mut rec, 1, 0, false); // within the window: frozen
+    assert!(policy.is_frozen(Vpn(0)));
+    assert_eq!(rec.page(Vpn(0)).copies.len(), 1);
+    policy.on_phase_hint(&mut rec, ThreadId(0)); // defrosted
+    rec.now = Ns(300);
+    fault(&mut policy, &mut rec, 1, 0, false); // replicated again
+    fault(&mut policy, &mut rec, 2, 0, false);
+    assert_eq!(rec.page(Vpn(0)).copies.len(), 3);
+    assert!(!policy.should_freeze(rec.now, Vpn(0)));
 }

@@ -152,7 +152,7 @@ fn a_fault_less_than_t1_after_an_invalidation_freezes_the_page_and_maps_it_remot
         rec.actions(),
         [
             Action::Freeze(Vpn(0)),
-            Action::MapNearest(Vpn(0), NodeId(1), Access::Read),
+            Action::MapNearest(Vpn(0), NodeId(1), Access::Write),
         ]
     );
     let page = rec.page(Vpn(0));
@@ -193,7 +193,7 @@ fn a_frozen_page_stays_frozen_after_t1_until_the_defrost_daemon_thaws_it() {
     fault(&mut policy, &mut rec, 1, 0, false);
     assert_eq!(
         rec.actions(),
-        [Action::MapNearest(Vpn(0), NodeId(1), Access::Read)]
+        [Action::MapNearest(Vpn(0), NodeId(1), Access::Write)]
     );
     assert!(policy.frozen_since(Vpn(0)).is_some());
     assert_eq!(rec.page(Vpn(0)).copies, NodeSet::single(NodeId(0)));
@@ -233,7 +233,7 @@ fn thaw_on_access_keeps_a_page_frozen_less_than_t1_ago_frozen() {
     fault(&mut policy, &mut rec, 1, 0, false);
     assert_eq!(
         rec.actions(),
-        [Action::MapNearest(Vpn(0), NodeId(1), Access::Read)]
+        [Action::MapNearest(Vpn(0), NodeId(1), Access::Write)]
     );
     assert!(policy.frozen_since(Vpn(0)).is_some());
 }
@@ -302,9 +302,7 @@ fn a_defrost_period_of_zero_means_no_daemon() {
 /// PLATINUM §3.2: for a frozen page "the handler creates a mapping for the remote
 /// physical page granting the full access rights permitted by the virtual memory
 /// system", so a node that read a frozen page can write it without faulting again.
-/// The policy maps it with only the rights the faulting access needs.
 #[test]
-#[ignore = "a read fault on a frozen page maps it read-only (PLATINUM grants full rights)"]
 fn a_read_fault_on_a_frozen_page_maps_it_with_full_access_rights() {
     let (mut policy, mut rec) = setup(2, 8, 1, config());
     frozen(&mut policy, &mut rec);
