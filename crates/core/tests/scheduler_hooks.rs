@@ -319,3 +319,72 @@ fn a_scheduler_can_hold_a_thread_back_from_a_hook() {
     assert_eq!(s.threads[1].completion_ns, 1_500);
     assert_eq!(s.threads[1].node, 0);
 }
+
+/// Places thread 0 on processor 0; when thread 1 (a later program's) is created, preempts
+/// thread 0 in the middle of its computation and gives thread 1 processor 0; when thread 1
+/// finishes, gives processor 0 back to thread 0.
+struct Usurper;
+
+impl Scheduler for Usurper {
+    fn start(
+        &mut self,
+        _machine: &Machine,
+        programs: &[ProgramShape],
+    ) -> Result<Vec<Option<ProcId>>, ConfigError> {
+        let n: u32 = programs.iter().map(|p| p.threads).sum();
+        Ok((0..n).map(|t| (t == 0).then_some(ProcId(0))).collect())
+    }
+
+    fn on_thread(
+        &mut self,
+        _now: Ns,
+        _view: &dyn SchedView,
+        thread: ThreadId,
+        change: ThreadChange,
+        out: &mut Vec<SchedChange>,
+    ) {
+        match (thread.0, change) {
+            (1, ThreadChange::Created) => {
+                out.push(SchedChange::Preempt(ThreadId(0)));
+                out.push(SchedChange::Resume(ThreadId(1), ProcId(0)));
+            }
+            (1, ThreadChange::Finished) => out.push(SchedChange::Resume(ThreadId(0), ProcId(0))),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn a_thread_preempted_mid_operation_keeps_its_processor_until_the_operation_ends() {
+    let machine = Machine::new(toy_machine()).unwrap();
+    let policy = static_policy(&machine);
+    let stats = Engine::new(
+        machine,
+        vec![
+            numaplace_core::engine::Launch {
+                program: one_thread(vec![wait(100)]),
+                start: Ns(0),
+            },
+            numaplace_core::engine::Launch {
+                program: one_thread(vec![wait(50)]),
+                start: Ns(10),
+            },
+        ],
+        policy,
+        Box::new(Usurper),
+        EngineOptions {
+            seed: 1,
+            per_page: false,
+            series_interval: None,
+            series_by_array: false,
+            budget: None,
+        },
+    )
+    .unwrap()
+    .run()
+    .unwrap();
+    // One processor, 150 ns of computation: the second program starts when the first's
+    // computation ends (100), not beside it at 10.
+    assert_eq!(stats.makespan_ns, 150);
+    assert_eq!(stats.programs[1].turnaround_ns, 150 - 10);
+}
