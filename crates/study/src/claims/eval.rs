@@ -527,6 +527,32 @@ fn points(
     }
 }
 
+/// A point's name where a claim failed: the axis value, or "the means" without an axis.
+fn point_name(at: &[(String, Value)]) -> String {
+    at.first()
+        .map(|(_, x)| label(x))
+        .unwrap_or_else(|| "the means".into())
+}
+
+/// `left X vs right Y over AXIS, L% intervals`: the head of a two-operand claim's detail.
+fn pair_head(
+    left: &Operand,
+    right: &Operand,
+    over: Option<&str>,
+    level: f64,
+    default_metric: &str,
+) -> String {
+    let lm = left.metric.as_deref().unwrap_or(default_metric);
+    let rm = right.metric.as_deref().unwrap_or(default_metric);
+    let axis = over.map(|o| format!(" over {o}")).unwrap_or_default();
+    format!(
+        "left {} vs right {}{axis}, {}% intervals",
+        describe(left, lm),
+        describe(right, rm),
+        fmt_num(level * 100.0)
+    )
+}
+
 /// `x: ` for a point of an axis, nothing for the one point of a claim without one.
 fn point_label(at: &[(String, Value)]) -> String {
     at.first()
@@ -582,26 +608,12 @@ fn compare(
             noise_note(v)
         ));
         if v != Verdict::Held {
-            failed.push((
-                at.first()
-                    .map(|(_, x)| label(x))
-                    .unwrap_or_else(|| "the means".into()),
-                v,
-            ));
+            failed.push((point_name(at), v));
         }
     }
-    let lm = c.left.metric.as_deref().unwrap_or(default_metric);
-    let rm = c.right.metric.as_deref().unwrap_or(default_metric);
-    let axis = c
-        .over
-        .as_deref()
-        .map(|o| format!(" over {o}"))
-        .unwrap_or_default();
     let mut detail = format!(
-        "left {} vs right {}{axis}, {}% intervals: {}; expected left {} right{}",
-        describe(&c.left, lm),
-        describe(&c.right, rm),
-        fmt_num(level * 100.0),
+        "{}: {}; expected left {} right{}",
+        pair_head(&c.left, &c.right, c.over.as_deref(), level, default_metric),
         shown_at.join(", "),
         sign(c.expect),
         if c.over.is_some() { " at each" } else { "" }
@@ -703,26 +715,12 @@ fn ratio(
             noise_note(v)
         ));
         if v != Verdict::Held {
-            failed.push((
-                at.first()
-                    .map(|(_, x)| label(x))
-                    .unwrap_or_else(|| "the means".into()),
-                v,
-            ));
+            failed.push((point_name(at), v));
         }
     }
-    let lm = c.left.metric.as_deref().unwrap_or(default_metric);
-    let rm = c.right.metric.as_deref().unwrap_or(default_metric);
-    let axis = c
-        .over
-        .as_deref()
-        .map(|o| format!(" over {o}"))
-        .unwrap_or_default();
     let mut detail = format!(
-        "left {} vs right {}{axis}, {}% intervals: {}; {what} expected {}{}",
-        describe(&c.left, lm),
-        describe(&c.right, rm),
-        fmt_num(level * 100.0),
+        "{}: {}; {what} expected {}{}",
+        pair_head(&c.left, &c.right, c.over.as_deref(), level, default_metric),
         shown_at.join("; "),
         bounds_text(c.at_least, c.at_most),
         if c.over.is_some() { " at each" } else { "" }
@@ -764,12 +762,7 @@ fn intervals(
             if overlap { "overlap" } else { "disjoint" }
         ));
         if overlap != want {
-            failed.push((
-                at.first()
-                    .map(|(_, x)| label(x))
-                    .unwrap_or_else(|| "the means".into()),
-                Verdict::NotHeld,
-            ));
+            failed.push((point_name(at), Verdict::NotHeld));
         }
     }
     let lm = c.left.metric.as_deref().unwrap_or(default_metric);
