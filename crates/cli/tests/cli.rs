@@ -241,7 +241,10 @@ fn holliday89_reproduces_in_quick_mode_and_evaluates_every_claim() {
     // Quick sizes are too small for the paper's conclusions; what CI checks is that every
     // table runs and every claim finds its runs.
     assert!(text.contains("of 25 claims held"), "{text}");
-    assert!(text.contains("; 8 observations without a verdict"), "{text}");
+    assert!(
+        text.contains("; 8 observations without a verdict"),
+        "{text}"
+    );
     assert!(!text.contains("ERROR"), "{text}");
     for table in ["Table 1", "Table 4", "Table 5"] {
         assert!(text.contains(table), "{table} missing");
@@ -254,7 +257,10 @@ fn dunx91_reproduces_in_quick_mode_and_evaluates_every_claim() {
     // Quick runs use a smaller grid; CI checks that the study runs, the plots and Table 1
     // appear and every claim finds its runs.
     assert!(text.contains("of 13 claims held"), "{text}");
-    assert!(text.contains("; 5 observations without a verdict"), "{text}");
+    assert!(
+        text.contains("; 5 observations without a verdict"),
+        "{text}"
+    );
     assert!(!text.contains("ERROR"), "{text}");
     assert!(text.contains("Table 1"), "{text}");
     for plot in ["figure1-completion-time.svg", "figure2-speedup.svg"] {
@@ -268,7 +274,10 @@ fn nikolopoulos02_reproduces_in_quick_mode_and_evaluates_every_claim() {
     // Quick runs use a 32^3 grid and two trials: CI checks that every study runs, every
     // claim finds its runs and the tables and plots appear.
     assert!(text.contains("of 36 claims held"), "{text}");
-    assert!(text.contains("; 12 observations without a verdict"), "{text}");
+    assert!(
+        text.contains("; 12 observations without a verdict"),
+        "{text}"
+    );
     assert!(!text.contains("ERROR"), "{text}");
     for table in ["Table 1", "Table 2", "Table 3", "Figure 7"] {
         assert!(text.contains(table), "{table} missing");
