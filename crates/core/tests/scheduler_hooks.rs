@@ -100,7 +100,7 @@ fn static_policy(machine: &Machine) -> Box<dyn numaplace_core::Policy> {
 
 fn run(
     programs: Vec<(Box<dyn Program>, u64)>,
-    scheduler: Watcher,
+    scheduler: impl Scheduler + 'static,
     series: Option<Ns>,
 ) -> Result<Stats, SimError> {
     let machine = Machine::new(toy_machine()).unwrap();
@@ -356,32 +356,14 @@ impl Scheduler for Usurper {
 
 #[test]
 fn a_thread_preempted_mid_operation_keeps_its_processor_until_the_operation_ends() {
-    let machine = Machine::new(toy_machine()).unwrap();
-    let policy = static_policy(&machine);
-    let stats = Engine::new(
-        machine,
+    let stats = run(
         vec![
-            numaplace_core::engine::Launch {
-                program: one_thread(vec![wait(100)]),
-                start: Ns(0),
-            },
-            numaplace_core::engine::Launch {
-                program: one_thread(vec![wait(50)]),
-                start: Ns(10),
-            },
+            (one_thread(vec![wait(100)]), 0),
+            (one_thread(vec![wait(50)]), 10),
         ],
-        policy,
-        Box::new(Usurper),
-        EngineOptions {
-            seed: 1,
-            per_page: false,
-            series_interval: None,
-            series_by_array: false,
-            budget: None,
-        },
+        Usurper,
+        None,
     )
-    .unwrap()
-    .run()
     .unwrap();
     // One processor, 150 ns of computation: the second program starts when the first's
     // computation ends (100), not beside it at 10.
