@@ -32,44 +32,54 @@ fn describe(op: &Operand, metric: &str) -> String {
     }
 }
 
-/// `op`'s metric over the successful records matching its selector plus `extra`; an
-/// error message when nothing matches or no matching run has the metric.
-fn operand_values(
-    records: &[Record],
+/// The fields of `extra` that `op` does not select itself: an operand's own selector keeps
+/// its value (a fixed baseline beside each value of an axis).
+fn extra_of<'a>(op: &Operand, extra: &'a [(String, Value)]) -> Vec<&'a (String, Value)> {
+    extra
+        .iter()
+        .filter(|(k, _)| !op.selector.contains_key(k))
+        .collect()
+}
+
+/// `op` at the point `extra`, for a message.
+fn operand_text(op: &Operand, metric: &str, extra: &[(String, Value)]) -> String {
+    let mut text = describe(op, metric);
+    for (k, v) in extra_of(op, extra) {
+        text.push_str(&format!(" at {k}={}", label(v)));
+    }
+    text
+}
+
+/// The successful records matching `op`'s selector plus `extra`, each with its value of
+/// `op`'s metric; an error message when nothing matches or no matching run has the metric.
+fn operand_runs<'r>(
+    records: &'r [Record],
     op: &Operand,
     extra: &[(String, Value)],
     default_metric: &str,
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<(&'r Record, f64)>, String> {
     let metric = op.metric.as_deref().unwrap_or(default_metric);
     let mut sel = selector_json(op);
-    // A field the operand selects itself keeps its value (a fixed baseline beside each
-    // value of an axis).
-    let extra: Vec<(String, Value)> = extra
-        .iter()
-        .filter(|(k, _)| !op.selector.contains_key(k))
-        .cloned()
-        .collect();
-    sel.extend(extra.iter().cloned());
+    sel.extend(extra_of(op, extra).into_iter().cloned());
     let matching: Vec<&Record> = records.iter().filter(|r| r.matches(&sel)).collect();
-    let what = || {
-        let mut text = describe(op, metric);
-        for (k, v) in &extra {
-            text.push_str(&format!(" at {k}={}", label(v)));
-        }
-        text
-    };
     if matching.is_empty() {
-        return Err(format!("no run matches {}", what()));
+        return Err(format!(
+            "no run matches {}",
+            operand_text(op, metric, extra)
+        ));
     }
-    let values: Vec<f64> = matching.iter().filter_map(|r| r.metric(metric)).collect();
-    if values.is_empty() {
+    let runs: Vec<(&Record, f64)> = matching
+        .iter()
+        .filter_map(|r| Some((*r, r.metric(metric)?)))
+        .collect();
+    if runs.is_empty() {
         return Err(format!(
             "{} run(s) match {} but none succeeded with that metric",
             matching.len(),
-            what()
+            operand_text(op, metric, extra)
         ));
     }
-    Ok(values)
+    Ok(runs)
 }
 
 /// The estimate of `op`'s metric over the successful records matching its selector plus
@@ -88,19 +98,9 @@ fn operand_estimate(
     level: f64,
 ) -> Result<(Estimate, usize), String> {
     let metric = op.metric.as_deref().unwrap_or(default_metric);
-    // Fails as `operand_values` does when nothing matches or nothing has the metric.
-    operand_values(records, op, extra, default_metric)?;
-    let mut sel = selector_json(op);
-    sel.extend(
-        extra
-            .iter()
-            .filter(|(k, _)| !op.selector.contains_key(k))
-            .cloned(),
-    );
     // The runs' values by configuration (their settings), in the order first met.
     let mut groups: Vec<(&serde_json::Map<String, Value>, Vec<f64>)> = Vec::new();
-    for r in records.iter().filter(|r| r.matches(&sel)) {
-        let Some(v) = r.metric(metric) else { continue };
+    for (r, v) in operand_runs(records, op, extra, default_metric)? {
         match groups.iter_mut().find(|(s, _)| **s == r.settings) {
             Some((_, vs)) => vs.push(v),
             None => groups.push((&r.settings, vec![v])),
@@ -110,10 +110,7 @@ fn operand_estimate(
     let mut e = Estimate::exact(0.0);
     for (settings, vs) in &groups {
         let g = Estimate::of(vs, level).ok_or_else(|| {
-            let mut what = describe(op, metric);
-            for (k, v) in extra.iter().filter(|(k, _)| !op.selector.contains_key(k)) {
-                what.push_str(&format!(" at {k}={}", label(v)));
-            }
+            let mut what = operand_text(op, metric, extra);
             if groups.len() > 1 {
                 let at: Vec<String> = settings
                     .iter()
