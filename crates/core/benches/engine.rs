@@ -45,6 +45,7 @@ fn machine(page: u64) -> MachineConfig {
         contention: false,
         cache: Default::default(),
         compute_time_pct: 100,
+        clock_mhz: None,
     }
 }
 

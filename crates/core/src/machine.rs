@@ -168,6 +168,13 @@ pub struct MachineConfig {
     #[serde(default = "hundred", skip_serializing_if = "is_hundred")]
     #[field(min = 1, max = 100_000, unit = "%")]
     pub compute_time_pct: u32,
+    /// The processors' clock, where the preset's sources give it: what turns a recorded
+    /// program's instruction counts into time (the `trace` workload, at its
+    /// cycles-per-instruction). Workloads that state their computation in time ignore it.
+    /// None: not given (a trace replay then asks for `workload.clock_mhz`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[field(min = 1, max = 100_000, unit = "MHz")]
+    pub clock_mhz: Option<u32>,
 }
 
 fn hundred() -> u32 {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{engine, toy_machine, Script};
+use common::{engine, read, toy_machine, wait, Script};
 use numaplace_core::component::SchedulerConfig;
 use numaplace_core::component::{DaemonNext, DaemonPlacement, DaemonSpec, Fault};
 use numaplace_core::component::{Op, Program, WorkloadConfig};
@@ -464,6 +464,72 @@ fn spinning_on_an_event_count_nobody_can_advance_is_a_deadlock_error() {
         at_least: 1,
     };
     let program = Script::new(1, vec![vec![spin], vec![Op::Compute(Ns(500))]]);
+    let err = engine(Box::new(program), Box::new(MigrateOnFault), toy_machine())
+        .run()
+        .unwrap_err();
+    assert!(
+        matches!(err, SimError::Deadlock { ref threads, .. } if threads == &vec![0]),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_awaiting_thread_resumes_when_the_count_is_advanced_and_makes_no_references_meanwhile() {
+    // Thread 0 waits for event count 0 to reach 1; thread 1 computes 1000 ns, then
+    // advances it. Thread 0 then reads once.
+    let program = Script::new(
+        1,
+        vec![
+            vec![
+                Op::Await {
+                    event: 0,
+                    at_least: 1,
+                },
+                read(0, 1),
+            ],
+            vec![wait(1000), Op::Advance { event: 0, to: 1 }],
+        ],
+    );
+    let s = engine(Box::new(program), Box::new(MigrateOnFault), toy_machine())
+        .run()
+        .unwrap();
+    let t0 = &s.threads[0];
+    assert_eq!(t0.refs.local + t0.refs.remote, 1);
+    assert!(t0.sync_wait_ns >= 1000, "waited {} ns", t0.sync_wait_ns);
+    assert!(s.makespan_ns >= 1000);
+}
+
+#[test]
+fn awaiting_a_value_already_reached_does_not_wait() {
+    let program = Script::new(
+        1,
+        vec![vec![
+            Op::Advance { event: 3, to: 2 },
+            Op::Await {
+                event: 3,
+                at_least: 2,
+            },
+            read(0, 1),
+        ]],
+    );
+    let s = engine(Box::new(program), Box::new(MigrateOnFault), toy_machine())
+        .run()
+        .unwrap();
+    assert_eq!(s.threads[0].sync_wait_ns, 0);
+}
+
+#[test]
+fn awaiting_an_event_count_nobody_advances_is_a_deadlock_error() {
+    let program = Script::new(
+        1,
+        vec![
+            vec![Op::Await {
+                event: 0,
+                at_least: 1,
+            }],
+            vec![Op::Compute(Ns(500))],
+        ],
+    );
     let err = engine(Box::new(program), Box::new(MigrateOnFault), toy_machine())
         .run()
         .unwrap_err();

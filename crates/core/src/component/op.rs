@@ -67,6 +67,17 @@ pub enum Op {
         /// Its new value (event counts never go back).
         to: u32,
     },
+    /// Blocks the thread, without polling and without references, until the program's
+    /// event count `event` has reached `at_least` (a futex-style wait: a replayed trace's
+    /// thread creation and join, lock hand-over in the recorded order, and barriers whose
+    /// parties are a team rather than the program). An [`Op::Advance`] that reaches the
+    /// value releases it at that instant.
+    Await {
+        /// The program's event count waited on.
+        event: u32,
+        /// The value that ends the wait.
+        at_least: u32,
+    },
     /// The thread waits this long for input or output (an I/O-bound job's disk wait):
     /// it is not runnable meanwhile, and the scheduler, told it sleeps and wakes, may
     /// give its processor to another thread.

@@ -170,6 +170,8 @@ enum Status {
     Ready,
     AtBarrier,
     AtLock,
+    /// Waiting for an event count ([`Op::Await`]).
+    AtEvent,
     /// Waiting for input or output ([`Op::Sleep`]) until the time it is queued for.
     Sleeping,
     Done,
@@ -262,6 +264,8 @@ struct ProgRt {
     /// last iteration end, when the series counts references per array.
     arrays: Vec<(String, u32, u32, RefCounts)>,
     events: Vec<u32>,
+    /// Threads blocked in [`Op::Await`]: (thread, event, value that releases it).
+    awaiting: Vec<(u32, u32, u32)>,
 }
 
 struct DaemonRt {

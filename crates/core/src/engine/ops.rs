@@ -190,6 +190,15 @@ impl Engine {
                         ev.resize(event as usize + 1, 0);
                     }
                     ev[event as usize] = ev[event as usize].max(to);
+                    if !self.progs[pi].awaiting.is_empty() {
+                        self.release_awaiting(pi, event, now);
+                    }
+                    now
+                }
+                Op::Await { event, at_least } => {
+                    if !self.await_event(tid, event, at_least, now) {
+                        return self.unless_stuck(now);
+                    }
                     now
                 }
             };

@@ -54,7 +54,7 @@ impl SchedView for View<'_> {
             state: match th.status {
                 Status::NotStarted => ThreadState::NotStarted,
                 Status::Ready => ThreadState::Runnable,
-                Status::AtBarrier | Status::AtLock => ThreadState::Blocked,
+                Status::AtBarrier | Status::AtLock | Status::AtEvent => ThreadState::Blocked,
                 Status::Sleeping => ThreadState::Sleeping,
                 Status::Done => ThreadState::Finished,
             },

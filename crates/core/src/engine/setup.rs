@@ -57,6 +57,7 @@ impl Engine {
                     Vec::new()
                 },
                 events: Vec::new(),
+                awaiting: Vec::new(),
                 prog: p,
             });
             base += pages;

@@ -73,6 +73,38 @@ impl Engine {
         }
     }
 
+    /// [`Op::Await`]: whether the thread continues now (the count has the value already);
+    /// otherwise it blocks until an advance reaches it.
+    pub(super) fn await_event(&mut self, tid: u32, event: u32, at_least: u32, now: Ns) -> bool {
+        let prog = self.threads[tid as usize].prog;
+        if self.event_value(prog, event) >= at_least {
+            return true;
+        }
+        self.progs[prog as usize]
+            .awaiting
+            .push((tid, event, at_least));
+        self.threads[tid as usize].blocked_at = now;
+        self.set_status(tid, Status::AtEvent);
+        self.thread_changed(tid, ThreadChange::Blocked, now);
+        false
+    }
+
+    /// After program `pi`'s event count `event` advanced: releases the threads awaiting
+    /// the value it reached, in the order they began to wait.
+    pub(super) fn release_awaiting(&mut self, pi: usize, event: u32, now: Ns) {
+        let value = self.progs[pi].events[event as usize];
+        let mut i = 0;
+        while i < self.progs[pi].awaiting.len() {
+            let (t, e, v) = self.progs[pi].awaiting[i];
+            if e == event && value >= v {
+                self.progs[pi].awaiting.remove(i);
+                self.unblock(t, now);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// The thread waits for input or output until `now + d` ([`Op::Sleep`]): it is not
     /// runnable meanwhile; the scheduler is told, and may give its processor away.
     pub(super) fn sleep(&mut self, tid: u32, d: Ns, now: Ns) {

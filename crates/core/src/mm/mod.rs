@@ -341,5 +341,6 @@ pub fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
         contention: false,
         cache: Default::default(),
         compute_time_pct: 100,
+        clock_mhz: None,
     }
 }

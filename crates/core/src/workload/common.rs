@@ -97,6 +97,7 @@ pub(crate) fn gp1000_like_run(workload: crate::component::WorkloadConfig) -> cra
         contention: true,
         cache: Default::default(),
         compute_time_pct: 100,
+        clock_mhz: None,
     };
     let mut run = crate::RunConfig::of(machine, workload);
     run.policy = crate::component::PolicyConfig::default_of("larowe").expect("larowe registered");

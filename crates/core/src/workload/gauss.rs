@@ -586,6 +586,7 @@ mod tests {
             contention: false,
             cache: Default::default(),
             compute_time_pct: 100,
+            clock_mhz: None,
         })
         .unwrap()
     }
