@@ -3,7 +3,7 @@
 
 use clap::{Parser, Subcommand};
 use commands::{
-    bench, breakeven, list, oracle, report, reproduce, robustness, run, show, sweep, tune,
+    bench, breakeven, list, oracle, record, report, reproduce, robustness, run, show, sweep, tune,
 };
 use failure::Failure;
 use std::process::ExitCode;
@@ -55,6 +55,10 @@ enum Command {
     /// of every page for them (migration only; migration + replication with
     /// write-invalidate), and set the policy's cost in the same model beside it.
     Oracle(oracle::OracleArgs),
+    /// Record a real multi-threaded program (OpenMP or pthreads) under Valgrind: each
+    /// thread's references folded into runs, its instructions, and its synchronisation,
+    /// written as a trace that `run --workload trace --set workload.path=TRACE` replays.
+    Record(record::RecordArgs),
     /// Time fixed scenarios on this host: operations and simulated references per CPU
     /// second and peak memory, each scenario in a process of its own (`--compare` a stored
     /// `--json` result for ratios).
@@ -95,6 +99,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Breakeven(a) => breakeven::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Oracle(a) => oracle::run(a),
+        Command::Record(a) => record::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Robustness(a) => robustness::run(a),
     }

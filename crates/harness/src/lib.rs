@@ -22,6 +22,9 @@ pub mod tune;
 pub use error::{UserError, ValueSource};
 pub use limits::{admit, Limits};
 pub use numaplace_core::{RunConfig, Stats};
+/// Recorded programs: the trace format and the `trace` workload, registered wherever the
+/// harness is (as `oracle-replay` is through [`oracle`]).
+pub use numaplace_trace as trace;
 pub use resolve::{resolve, resolve_text, Overrides};
 pub use result::{run_monitored, run_to_json, run_to_json_monitored, RunOutput};
 pub use study_runner::SimRunner;

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod breakeven;
 pub mod list;
 pub mod oracle;
+pub mod record;
 pub mod report;
 pub mod reproduce;
 pub mod robustness;

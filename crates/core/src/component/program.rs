@@ -44,6 +44,12 @@ pub trait Program {
     fn iteration_parties(&self, _k: u32) -> Option<u32> {
         None
     }
+    /// Why the program could not go on, if it stopped early (a replayed trace that
+    /// became unreadable mid-run): the run then fails with it instead of reporting a
+    /// shorter program. Read when the run ends or stalls. Default: never.
+    fn failure(&self) -> Option<String> {
+        None
+    }
     /// Bytes one reference of the program's runs stands for, where it is not a machine
     /// word (a model that counts one reference per cache line); `None`: a word. The
     /// processor caches turn a run's references into the lines it walks by it.

@@ -87,6 +87,14 @@ pub enum SimError {
         /// The last time reached before the limit.
         at: Ns,
     },
+    /// A program could not go on (a replayed trace that became unreadable mid-run).
+    #[error("program `{program}`: {message}")]
+    Program {
+        /// The program.
+        program: String,
+        /// Why.
+        message: String,
+    },
     /// A policy broke its contract.
     #[error("policy `{policy}`: {message}")]
     Policy {
@@ -476,7 +484,20 @@ impl Engine {
         if self.stats.makespan_ns >= self.stop_at {
             self.stats.budget_exceeded = true;
         }
+        if let Some(e) = self.program_failure() {
+            return Err(e);
+        }
         Ok(self.finish())
+    }
+
+    /// The first program that could not go on, as the run's error.
+    fn program_failure(&self) -> Option<SimError> {
+        self.progs.iter().find_map(|p| {
+            p.prog.failure().map(|message| SimError::Program {
+                program: p.prog.name().to_string(),
+                message,
+            })
+        })
     }
 
     /// A fixed-interval series point, and the next one scheduled.
@@ -512,6 +533,10 @@ impl Engine {
     }
 
     pub(super) fn deadlock(&self, at: Ns) -> SimError {
+        // Threads of a program that stopped early wait for it: its failure is the cause.
+        if let Some(e) = self.program_failure() {
+            return e;
+        }
         SimError::Deadlock {
             at,
             threads: self
