@@ -8,7 +8,8 @@ Checks: the header; every record's kind, flags and zero field; END is the
 last record and counts the records before it; every thread except 0 starts
 with START, every thread ends with EXIT and writes nothing after it;
 ACQUIRE numbers per key are 0, 1, 2... in stream order, RELEASE numbers
-1, 2, 3..., BARRIER arrival numbers per key 0, 1, 2...; RUN counts are
+1, 2, 3..., a key is released by the thread that acquired it before it is
+acquired again, BARRIER arrival numbers per key 0, 1, 2...; RUN counts are
 at least 1 and spans at most the page size.  Exit status 0 when valid,
 1 when not (the problems are printed), 2 on usage errors.
 """
@@ -84,6 +85,7 @@ def check(data: bytes) -> Stream:
     acq: dict[int, int] = {}
     rel: dict[int, int] = {}
     arr: dict[int, int] = {}
+    holder: dict[int, int] = {}
     ended = False
     for idx, rec in enumerate(RECORD.iter_unpack(data[HEADER.size:HEADER.size + body - body % RECORD.size])):
         kind, flags, zero, tnum, a, b, instr = rec
@@ -141,11 +143,17 @@ def check(data: bytes) -> Stream:
             if b != n:
                 s.error(f"{where}: ACQUIRE of {a:#x} numbered {b}, expected {n}")
             acq[a] = n + 1
+            if a in holder:
+                s.error(f"{where}: thread {tnum} acquires {a:#x} held by thread {holder[a]}")
+            holder[a] = tnum
         elif kind == 7:
             n = rel.get(a, 0) + 1
             if b != n:
                 s.error(f"{where}: RELEASE of {a:#x} numbered {b}, expected {n}")
             rel[a] = n
+            if holder.get(a) != tnum:
+                s.error(f"{where}: thread {tnum} releases {a:#x} held by {holder.get(a)}")
+            holder.pop(a, None)
         elif kind == 8:
             n = arr.get(a, 0)
             if b & 0xFFFFFFFF != n & 0xFFFFFFFF:

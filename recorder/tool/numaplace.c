@@ -358,8 +358,20 @@ static inline void ref(Addr a, UWord sz, UWord w)
    ref_slow(t, a, sz, w);
 }
 
+#ifdef NP_CHECK_TID
+/* Debugging aid: the running thread must be the one set by
+   start_client_code. */
+static ULong tid_mismatches;
+static ThreadId cur_tid;
+#define CHECK_TID() \
+   do { if (g_rec && VG_(get_running_tid)() != cur_tid) tid_mismatches++; } while (0)
+#else
+#define CHECK_TID() do { } while (0)
+#endif
+
 static VG_REGPARM(3) void h_read(Addr a, UWord sz, UWord n)
 {
+   CHECK_TID();
    g_icount += n;
    if (g_rec)
       ref(a, sz, 0);
@@ -518,6 +530,14 @@ static void add_event(IRSB *sb, EvKind kind, IRExpr *addr, Int size,
    n_evs++;
 }
 
+#ifdef NP_TRACE_IMARKS
+/* Debugging aid: print the address of every instruction counted, to
+   compare instruction by instruction with another tool's trace. */
+static void trace_imark(Addr a)
+{
+   VG_(printf)("I %08lx\n", a);
+}
+#endif
 static IRSB *np_instrument(VgCallbackClosure *closure, IRSB *sbIn,
                            const VexGuestLayout *layout,
                            const VexGuestExtents *vge,
@@ -555,6 +575,12 @@ static IRSB *np_instrument(VgCallbackClosure *closure, IRSB *sbIn,
          if (!skip)
             pending++;
          addStmtToIRSB(sb, st);
+#ifdef NP_TRACE_IMARKS
+         if (!skip)
+            addStmtToIRSB(sb, IRStmt_Dirty(unsafeIRDirty_0_N(
+               1, "trace_imark", VG_(fnptr_to_fnentry)(trace_imark),
+               mkIRExprVec_1(mkIRExpr_HWord((HWord)st->Ist.IMark.addr)))));
+#endif
          break;
 
       case Ist_WrTmp: {
@@ -887,6 +913,9 @@ static Bool np_handle_client_request(ThreadId tid, UWord *args, UWord *ret)
 
 static void np_start_client_code(ThreadId tid, ULong blocks)
 {
+#ifdef NP_CHECK_TID
+   cur_tid = tid;
+#endif
    set_cur(ts_of(tid));
 }
 
@@ -1021,6 +1050,10 @@ static void np_fini(Int exitcode)
    fold();
    for (i = 0; i < ts_count; i++)
       exit_thread(ts_all[i]);
+#ifdef NP_CHECK_TID
+   VG_(umsg)("numaplace: %llu helper calls on a thread other than the "
+             "current one\n", tid_mismatches);
+#endif
    out_rec(K_END, 0, 0, out_records, 0, 0);
    out_flush();
    if (out_fd >= 0)
