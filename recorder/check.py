@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 """Validate a numaplace raw event stream (recorder/RAW.md) and print totals.
 
-Usage: check.py [--json] FILE
+Usage: check.py [--json] FILE   (FILE - reads standard input)
 
 Checks: the header; every record's kind, flags and zero field; END is the
 last record and counts the records before it; every thread except 0 starts
@@ -20,6 +20,7 @@ import json
 import struct
 import sys
 from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
 
 HEADER = struct.Struct("<8sQQQ")
 RECORD = struct.Struct("<BBHIQQQ")
@@ -66,12 +67,29 @@ class Stream:
             self.errors.append(msg)
 
 
-def check(data: bytes) -> Stream:
+def records(f: BinaryIO, s: Stream) -> Iterator[tuple[int, ...]]:
+    """The records after the header, read in chunks of whole records."""
+    chunk = RECORD.size * 65536
+    rest = b""
+    while True:
+        data = f.read(chunk)
+        if not data:
+            break
+        data = rest + data
+        whole = len(data) - len(data) % RECORD.size
+        yield from RECORD.iter_unpack(data[:whole])
+        rest = data[whole:]
+    if rest:
+        s.error(f"{len(rest)} bytes after the last whole record")
+
+
+def check(f: BinaryIO) -> Stream:
     s = Stream()
-    if len(data) < HEADER.size:
+    head = f.read(HEADER.size)
+    if len(head) < HEADER.size:
         s.error("shorter than the header")
         return s
-    magic, page, r1, r2 = HEADER.unpack_from(data, 0)
+    magic, page, r1, r2 = HEADER.unpack(head)
     if magic != b"NPRAW001":
         s.error(f"bad magic {magic!r}")
     if page < 64 or page > 1 << 30 or page & (page - 1):
@@ -79,15 +97,12 @@ def check(data: bytes) -> Stream:
     if r1 or r2:
         s.error("reserved header fields are not zero")
     s.page_size = page
-    body = len(data) - HEADER.size
-    if body % RECORD.size:
-        s.error(f"body of {body} bytes is not a whole number of records")
     acq: dict[int, int] = {}
     rel: dict[int, int] = {}
     arr: dict[int, int] = {}
     holder: dict[int, int] = {}
     ended = False
-    for idx, rec in enumerate(RECORD.iter_unpack(data[HEADER.size:HEADER.size + body - body % RECORD.size])):
+    for idx, rec in enumerate(records(f, s)):
         kind, flags, zero, tnum, a, b, instr = rec
         where = f"record {idx}"
         if ended:
@@ -174,9 +189,11 @@ def main(argv: list[str]) -> int:
     if len(args) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    with open(args[0], "rb") as f:
-        data = f.read()
-    s = check(data)
+    if args[0] == "-":
+        s = check(sys.stdin.buffer)
+    else:
+        with open(args[0], "rb") as f:
+            s = check(f)
     if "--json" in argv:
         out = {
             "valid": not s.errors,

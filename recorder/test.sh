@@ -4,7 +4,8 @@
 # raw streams, validates each stream with check.py, compares the reference count of `count`
 # with Valgrind's lackey tool, and prints each program's slowdown (recorded wall time over
 # native wall time). Ends with "N passed, N failed"; exits 1 if anything failed.
-# Sizes can be changed through STENCIL_ARGS, PRODCONS_ARGS and COUNT_ARGS.
+# Sizes can be changed through STENCIL_ARGS, PRODCONS_ARGS and COUNT_ARGS (the checked runs)
+# and SLOW_STENCIL_ARGS, SLOW_PRODCONS_ARGS, SLOW_COUNT_ARGS (the timed runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-recorder >/dev/null
@@ -16,9 +17,12 @@ check=recorder/check.py
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-STENCIL_ARGS=${STENCIL_ARGS:-"512 20"}
+STENCIL_ARGS=${STENCIL_ARGS:-"256 10"}
 PRODCONS_ARGS=${PRODCONS_ARGS:-"2 2 20000 16"}
 COUNT_ARGS=${COUNT_ARGS:-"5000 20"}
+SLOW_STENCIL_ARGS=${SLOW_STENCIL_ARGS:-"1024 40"}
+SLOW_PRODCONS_ARGS=${SLOW_PRODCONS_ARGS:-"2 2 200000 16"}
+SLOW_COUNT_ARGS=${SLOW_COUNT_ARGS:-"100000 200"}
 
 passed=0
 failed=0
@@ -193,11 +197,11 @@ slowdown() { # label command...
   echo "$label|$native|$recorded" | awk -F'|' '{n = $2 < 0.001 ? 0.001 : $2; printf "  %-34s native %6.3f s  recorded %7.3f s  slowdown %6.1fx\n", $1, $2, $3, $3 / n}'
 }
 # shellcheck disable=SC2086
-slowdown "stencil $STENCIL_ARGS (4 threads)" "$bin/stencil" $STENCIL_ARGS
+slowdown "stencil $SLOW_STENCIL_ARGS (4 threads)" "$bin/stencil" $SLOW_STENCIL_ARGS
 # shellcheck disable=SC2086
-slowdown "prodcons $PRODCONS_ARGS" "$bin/prodcons" $PRODCONS_ARGS
+slowdown "prodcons $SLOW_PRODCONS_ARGS" "$bin/prodcons" $SLOW_PRODCONS_ARGS
 # shellcheck disable=SC2086
-slowdown "count $COUNT_ARGS" "$bin/count" $COUNT_ARGS
+slowdown "count $SLOW_COUNT_ARGS" "$bin/count" $SLOW_COUNT_ARGS
 
 echo "recorder: $passed passed, $failed failed"
 [ "$failed" = 0 ]

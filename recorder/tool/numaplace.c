@@ -152,18 +152,23 @@ static void out_bytes(const void *p, UInt n)
    out_used += n;
 }
 
-static void out_rec(UChar kind, UChar flags, UInt thread, ULong a, ULong b,
-                    ULong instr)
+static inline void out_rec(UChar kind, UChar flags, UInt thread, ULong a,
+                           ULong b, ULong instr)
 {
-   Rec r;
-   r.kind = kind;
-   r.flags = flags;
-   r.zero = 0;
-   r.thread = thread;
-   r.a = a;
-   r.b = b;
-   r.instr = instr;
-   out_bytes(&r, sizeof r);
+   Rec *r;
+   if (UNLIKELY(out_used + sizeof(Rec) > OUT_BUF_BYTES))
+      out_flush();
+   /* Records are written in place (the buffer is 16-byte aligned and
+      the header and every record are 32 bytes long). */
+   r = (Rec *)(out_buf + out_used);
+   r->kind = kind;
+   r->flags = flags;
+   r->zero = 0;
+   r->thread = thread;
+   r->a = a;
+   r->b = b;
+   r->instr = instr;
+   out_used += sizeof(Rec);
    out_records++;
 }
 
