@@ -9,7 +9,9 @@ last record and counts the records before it; every thread except 0 starts
 with START, every thread ends with EXIT and writes nothing after it;
 ACQUIRE numbers per key are 0, 1, 2... in stream order, RELEASE numbers
 1, 2, 3..., a key is released by the thread that acquired it before it is
-acquired again, BARRIER arrival numbers per key 0, 1, 2...; RUN counts are
+acquired again; regions are numbered 0, 1, 2... by FORK, each is entered
+and left by as many threads as its FORK's team size, with distinct team
+indices; BARRIER arrival numbers per key 0, 1, 2...; RUN counts are
 at least 1 and spans at most the page size.  Exit status 0 when valid,
 1 when not (the problems are printed), 2 on usage errors.
 """
@@ -101,6 +103,10 @@ def check(f: BinaryIO) -> Stream:
     rel: dict[int, int] = {}
     arr: dict[int, int] = {}
     holder: dict[int, int] = {}
+    forks: dict[int, int] = {}  # region -> team size
+    entered: dict[int, set[int]] = {}  # region -> team indices
+    left: dict[int, int] = {}
+    inside: dict[int, int] = {}  # thread -> region
     ended = False
     for idx, rec in enumerate(records(f, s)):
         kind, flags, zero, tnum, a, b, instr = rec
@@ -174,10 +180,35 @@ def check(f: BinaryIO) -> Stream:
             if b & 0xFFFFFFFF != n & 0xFFFFFFFF:
                 s.error(f"{where}: BARRIER of {a:#x} numbered {b & 0xFFFFFFFF}, expected {n}")
             arr[a] = n + 1
+        elif kind == 9:
+            if a != len(forks):
+                s.error(f"{where}: FORK of region {a}, expected {len(forks)}")
+            forks[a] = b
+        elif kind == 10:
+            team, index = b & 0xFFFFFFFF, b >> 32
+            if a not in forks:
+                s.error(f"{where}: ENTER of region {a} before its FORK")
+            elif team != forks[a]:
+                s.error(f"{where}: ENTER team size {team}, FORK said {forks[a]}")
+            seen = entered.setdefault(a, set())
+            if index >= team or index in seen:
+                s.error(f"{where}: ENTER with team index {index} of {team}")
+            seen.add(index)
+            if tnum in inside:
+                s.error(f"{where}: thread {tnum} enters region {a} inside {inside[tnum]}")
+            inside[tnum] = a
+        elif kind == 11:
+            if inside.pop(tnum, None) != a:
+                s.error(f"{where}: LEAVE of region {a} not entered")
+            left[a] = left.get(a, 0) + 1
         elif kind == 12:
             s.notes.append(a)
     if not ended:
         s.error("no END record")
+    for region, team in forks.items():
+        if len(entered.get(region, ())) != team or left.get(region, 0) != team:
+            s.error(f"region {region}: team of {team}, {len(entered.get(region, ()))} "
+                    f"entered, {left.get(region, 0)} left")
     for tnum, t in sorted(s.threads.items()):
         if not t.exited:
             s.error(f"thread {tnum} has no EXIT")

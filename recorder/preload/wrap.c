@@ -571,6 +571,37 @@ void GOMP_atomic_end(void)
    REQ0(NP_REQ_ON);
 }
 
+/* The OpenMP lock API: a lock, keyed by its address; omp_test_*lock
+   acquires when it succeeds (nonzero).  A nest lock taken again by its
+   owner writes no ACQUIRE (NOTE 5). */
+#define OMP_LOCK(set, unset, test)                                  \
+   void set(void *l)                                                \
+   {                                                                \
+      REQ0(NP_REQ_OFF);                                             \
+      REAL(void, set, (void *));                                    \
+      real_##set(l);                                                \
+      REQ2(NP_REQ_ACQUIRED, l, 1);                                  \
+   }                                                                \
+   void unset(void *l)                                              \
+   {                                                                \
+      REQ1(NP_REQ_RELEASE, l);                                      \
+      REAL(void, unset, (void *));                                  \
+      real_##unset(l);                                              \
+      REQ0(NP_REQ_ON);                                              \
+   }                                                                \
+   int test(void *l)                                                \
+   {                                                                \
+      int r;                                                        \
+      REQ0(NP_REQ_OFF);                                             \
+      REAL(int, test, (void *));                                    \
+      r = real_##test(l);                                           \
+      REQ2(NP_REQ_ACQUIRED, l, r != 0);                             \
+      return r;                                                     \
+   }
+
+OMP_LOCK(omp_set_lock, omp_unset_lock, omp_test_lock)
+OMP_LOCK(omp_set_nest_lock, omp_unset_nest_lock, omp_test_nest_lock)
+
 OMP_OFF(GOMP_single_start)
 OMP_OFF(GOMP_single_copy_start)
 OMP_OFF(GOMP_single_copy_end)

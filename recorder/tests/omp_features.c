@@ -2,7 +2,7 @@
 /*
  * numaplace recorder test program: the OpenMP constructs the recorder
  * knows (critical, named critical, atomic through GOMP_atomic_start,
- * barrier, single, dynamic loop) and, with the argument "unsupported",
+ * OpenMP locks, barrier, single, dynamic loop) and, with the argument "unsupported",
  * the ones it only notes (a task, a nested region).
  */
 #include <omp.h>
@@ -14,6 +14,9 @@ int main(int argc, char **argv)
    long total = 0, named = 0, dyn = 0, singles = 0;
    long double ld = 0; /* no native atomic: GOMP_atomic_start/end */
    int unsupported = argc > 1 && strcmp(argv[1], "unsupported") == 0;
+   omp_lock_t lock;
+   long locked = 0;
+   omp_init_lock(&lock);
 
 #pragma omp parallel
    {
@@ -24,6 +27,13 @@ int main(int argc, char **argv)
       named += 1;
 #pragma omp atomic
       ld += 1.0L;
+      omp_set_lock(&lock);
+      locked++;
+      omp_unset_lock(&lock);
+      while (!omp_test_lock(&lock))
+         ;
+      locked++;
+      omp_unset_lock(&lock);
 #pragma omp barrier
 #pragma omp single
       singles++;
@@ -47,7 +57,8 @@ int main(int argc, char **argv)
          }
       }
    }
-   printf("omp_features: total=%ld named=%ld ld=%.0Lf singles=%ld dyn=%ld\n",
-          total, named, ld, singles, dyn);
+   omp_destroy_lock(&lock);
+   printf("omp_features: total=%ld named=%ld ld=%.0Lf singles=%ld dyn=%ld "
+          "locked=%ld\n", total, named, ld, singles, dyn, locked);
    return 0;
 }
