@@ -37,7 +37,9 @@ enum np_request {
                                     ENTER, then depth++ */
    NP_REQ_LEAVE,                 /* a1 region; depth--, then the closing
                                     barrier's BARRIER and LEAVE */
-   NP_REQ_NOTE                   /* pre: a1 note code -> NOTE (once) */
+   NP_REQ_NOTE,                  /* pre: a1 note code -> NOTE (once) */
+   NP_REQ_FORK_END               /* depth++, after GOMP_parallel* returned
+                                    (ends a nested region if it was one) */
 };
 
 #define NP_NESTED (~0UL)

@@ -382,7 +382,7 @@ static void (*fork_begin(struct region_ctx *c, void (*fn)(void *), void *data,
    return c->region == NP_NESTED ? nested_trampoline : region_trampoline;
 }
 
-#define FORK_END() REQ0(NP_REQ_ON)
+#define FORK_END() REQ0(NP_REQ_FORK_END)
 
 void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
                    unsigned flags)

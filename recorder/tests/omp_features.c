@@ -52,6 +52,7 @@ int main(int argc, char **argv)
          }
 #pragma omp parallel num_threads(2)
          {
+#pragma omp barrier
 #pragma omp atomic
             named += 1;
          }

@@ -194,6 +194,7 @@ typedef struct {
    UInt run_count;
    ULong run_instr;  /* the run record's instr field */
    /* OpenMP */
+   UInt nested;      /* nested (unmodelled) regions the thread forked */
    Bool in_region;
    ULong region;
    UInt team;
@@ -828,7 +829,9 @@ static Bool np_handle_client_request(ThreadId tid, UWord *args, UWord *ret)
       break;
    case NP_REQ_BARRIER:
       if (args[1] == 0) {
-         if (t->in_region)
+         /* The team barrier of the thread's region; none for a barrier of
+            a nested (unmodelled) team or outside any region. */
+         if (t->in_region && t->nested == 0)
             do_barrier(t, NP_KEY_TEAM_BARRIER | t->region, t->team);
       } else {
          do_barrier(t, args[1], sync_obj(args[1])->parties);
@@ -860,6 +863,7 @@ static Bool np_handle_client_request(ThreadId tid, UWord *args, UWord *ret)
       Region *r;
       if (t->in_region) {
          note(t, NP_NOTE_NESTED);
+         t->nested++;
          *ret = NP_NESTED;
          break;
       }
@@ -900,6 +904,11 @@ static Bool np_handle_client_request(ThreadId tid, UWord *args, UWord *ret)
          marker(t, K_LEAVE, t->region, 0);
          t->in_region = False;
       }
+      break;
+   case NP_REQ_FORK_END:
+      if (t->nested > 0)
+         t->nested--;
+      set_depth(t, t->depth + 1);
       break;
    case NP_REQ_NOTE:
       if (t->depth > 0)
