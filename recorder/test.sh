@@ -176,7 +176,7 @@ if grep -q 'notes \[5, 4\]' "$work/pthreads.check"; then
 else
   fail "pthread_features: notes $(grep -o 'notes \[.*\]' "$work/pthreads.check")"
 fi
-for bad in "--page-size=100" "--page-size=32" "--out-fd=abc"; do
+for bad in "--page-size=100" "--page-size=32" "--out-fd=abc" "--out-fd=1"; do
   if VALGRIND_LIB=$lib valgrind -q --tool=numaplace --out-fd=3 "$bad" "$bin/count" 1 1 \
     3>/dev/null >/dev/null 2>"$work/bad.err"; then
     fail "option $bad accepted"

@@ -60,7 +60,9 @@ static Long clo_page_size = 4096;
 
 static Bool np_process_cmd_line_option(const HChar *arg)
 {
-   if VG_BINT_CLO(arg, "--out-fd", clo_out_fd, 0, 1048576) {
+   /* Descriptors 0 to 2 are the program's own: the tool takes the
+      descriptor away from the program at start-up. */
+   if VG_BINT_CLO(arg, "--out-fd", clo_out_fd, 3, 1048576) {
    } else if VG_BINT_CLO(arg, "--page-size", clo_page_size, 64, 1073741824) {
       if ((clo_page_size & (clo_page_size - 1)) != 0)
          VG_(fmsg_bad_option)(arg, "--page-size must be a power of two "
@@ -75,7 +77,7 @@ static void np_print_usage(void)
 {
    VG_(printf)(
 "    --out-fd=N                write the raw event stream to inherited file\n"
-"                              descriptor N (required)\n"
+"                              descriptor N, 3 or more (required)\n"
 "    --page-size=BYTES         fold page size, a power of two from 64 to\n"
 "                              1073741824 [4096]\n");
 }
