@@ -932,7 +932,11 @@ static void np_start_client_code(ThreadId tid, ULong blocks)
 #ifdef NP_CHECK_TID
    cur_tid = tid;
 #endif
-   set_cur(ts_of(tid));
+   TS *t = NULL;
+   if (tid > 0 && tid < VG_N_THREADS)
+      t = ts_by_tid[tid];
+   /* A thread past its ll_exit records nothing. */
+   set_cur(t != NULL ? t : &ts_idle);
 }
 
 static void np_stop_client_code(ThreadId tid, ULong blocks)
