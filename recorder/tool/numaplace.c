@@ -466,7 +466,15 @@ static void add_icount_inline(IRSB *sb, ULong n)
                                   IRExpr_RdTmp(t2)));
 }
 
-/* Emit the queued memory events as helper calls, carrying the pending
+/* The memory events of one instruction are queued and emitted as helper
+   calls at the end of that instruction (at the next IMark, before a side
+   exit, at the end of the superblock).  The addresses are IR temporaries
+   or constants, which stay valid to the end of the superblock; a read and
+   a write of the same bytes by one instruction share a call; and the
+   instruction count passed along always includes the instruction that
+   makes the reference.  An access that faults never reaches its call.
+
+   Emit the queued memory events as helper calls, carrying the pending
    instruction count in the first unconditional one. */
 static void flush_events(IRSB *sb)
 {
