@@ -71,7 +71,10 @@ fn recorder_dir(a: &RecordArgs) -> Result<PathBuf, Failure> {
             dir.display()
         )));
     }
-    Ok(dir)
+    // The core copies it into the program's LD_PRELOAD: it must not be relative.
+    dir.canonicalize()
+        .with_context(|| format!("the recorder's directory {}", dir.display()))
+        .map_err(Failure::from)
 }
 
 /// Environment variables that shape a parallel program's run, as set now.
