@@ -16,6 +16,7 @@ pub mod matrix_market;
 pub mod planted;
 pub mod run_config;
 pub mod sweep_spec;
+pub mod trace_reader;
 
 #[global_allocator]
 static ALLOCATOR: limit::Limited = limit::Limited;

@@ -14,10 +14,18 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Most rows a batch may hold (the writer makes [`format::BATCH_ROWS`]); a larger count
+/// is refused before anything is decoded.
+pub const MAX_BATCH_ROWS: u32 = 1 << 20;
+
+/// Anything a trace can be read from.
+pub trait Source: Read + Seek {}
+impl<T: Read + Seek> Source for T {}
+
 /// An open trace: its header, index and the byte range of every batch.
-pub struct TraceReader {
+pub struct TraceReader<R: Source = File> {
     path: PathBuf,
-    file: File,
+    file: R,
     decoder: FileDecoder,
     blocks: Vec<Block>,
     header: Header,
@@ -77,12 +85,21 @@ impl Batch {
     }
 }
 
-impl TraceReader {
+impl TraceReader<File> {
     /// Opens `path` and reads its footer, header and index; refuses a file that is not a
     /// complete trace of this format.
-    pub fn open(path: &Path) -> Result<TraceReader, TraceError> {
-        let mut file = File::open(path).map_err(|e| TraceError::io(path, e))?;
-        let len = file.metadata().map_err(|e| TraceError::io(path, e))?.len();
+    pub fn open(path: &Path) -> Result<TraceReader<File>, TraceError> {
+        let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        TraceReader::from_source(file, path)
+    }
+}
+
+impl<R: Source> TraceReader<R> {
+    /// Reads a trace from `file` (`path` names it in errors).
+    pub fn from_source(mut file: R, path: &Path) -> Result<TraceReader<R>, TraceError> {
+        let len = file
+            .seek(SeekFrom::End(0))
+            .map_err(|e| TraceError::io(path, e))?;
         let bad = |offset: u64, what: String| TraceError::corrupt(path, offset, what);
         if len < 16 {
             return Err(bad(
@@ -91,6 +108,7 @@ impl TraceReader {
             ));
         }
         let mut head = [0u8; 6];
+        // (Reads below check their range against `len`.)
         read_at(&mut file, path, 0, &mut head)?;
         if &head != b"ARROW1" {
             return Err(bad(0, "not a trace: no Arrow IPC file magic".into()));
@@ -220,6 +238,12 @@ impl TraceReader {
                     format!("batch {i} at byte offset {start} runs past the footer"),
                 ));
             }
+            if rows > MAX_BATCH_ROWS {
+                return Err(bad(
+                    footer_start,
+                    format!("batch {i} has {rows} rows; a trace's batches hold at most {MAX_BATCH_ROWS}"),
+                ));
+            }
             if thread == PAGE_BATCH {
                 page_batches.push(i as u32);
                 page_rows += rows as u64;
@@ -242,7 +266,7 @@ impl TraceReader {
             ));
         }
         let decoder = FileDecoder::new(Arc::new(schema), footer.version());
-        Ok(TraceReader {
+        Ok(TraceReader::<R> {
             path: path.to_path_buf(),
             file,
             decoder,
@@ -281,10 +305,12 @@ impl TraceReader {
         let len = block.metaDataLength() as u64 + block.bodyLength() as u64;
         let mut bytes = vec![0u8; len as usize];
         read_at(&mut self.file, &self.path, offset, &mut bytes)?;
-        let buf = Buffer::from_vec(bytes);
         let path = self.path.clone();
         let bad =
             |what: String| TraceError::corrupt(&path, offset, format!("batch {number}: {what}"));
+        let (_, rows) = self.index.batches[number as usize];
+        check_sizes(&bytes, block.metaDataLength() as usize, rows).map_err(&bad)?;
+        let buf = Buffer::from_vec(bytes);
         let batch: RecordBatch = self
             .decoder
             .read_record_batch(&block, &buf)
@@ -418,7 +444,44 @@ impl TraceReader {
     }
 }
 
-fn read_at(file: &mut File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<(), TraceError> {
+/// Before arrow decodes a batch: its message is a record batch of `rows` rows, and no
+/// buffer, compressed or not, holds more than eight bytes a row (so corrupt lengths cannot
+/// make the decoder allocate beyond what the batch can need).
+fn check_sizes(bytes: &[u8], meta_len: usize, rows: u32) -> Result<(), String> {
+    // The message: a continuation marker and a length, then the flatbuffer.
+    if meta_len < 8 || bytes.len() < meta_len {
+        return Err("a message header shorter than its prefix".into());
+    }
+    let fb = &bytes[8..meta_len];
+    let message = arrow_ipc::root_as_message(fb).map_err(|e| format!("the message does not decode: {e}"))?;
+    let batch = message
+        .header_as_record_batch()
+        .ok_or("the message is not a record batch")?;
+    if batch.length() != rows as i64 {
+        return Err(format!("{} rows where the index says {rows}", batch.length()));
+    }
+    let body = &bytes[meta_len..];
+    let most = rows as u64 * 8 + 64;
+    let compressed = batch.compression().is_some();
+    for b in batch.buffers().into_iter().flatten() {
+        let (off, len) = (b.offset(), b.length());
+        if off < 0 || len < 0 || (off as u64).saturating_add(len as u64) > body.len() as u64 {
+            return Err(format!("a buffer at {off} of {len} bytes lies outside the batch"));
+        }
+        if compressed && len >= 8 {
+            let at = off as usize;
+            let raw = i64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));
+            if raw > most as i64 {
+                return Err(format!("a buffer says it decompresses to {raw} bytes, more than {rows} rows hold"));
+            }
+        } else if !compressed && len as u64 > most {
+            return Err(format!("a buffer of {len} bytes, more than {rows} rows hold"));
+        }
+    }
+    Ok(())
+}
+
+fn read_at<R: Source>(file: &mut R, path: &Path, offset: u64, buf: &mut [u8]) -> Result<(), TraceError> {
     file.seek(SeekFrom::Start(offset))
         .and_then(|_| file.read_exact(buf))
         .map_err(|e| match e.kind() {

@@ -1,0 +1,114 @@
+//! The trace format: what is written reads back, and a damaged file is refused with the
+//! byte offset of the damage.
+
+use numaplace_trace::format::{Event, Header, Kind};
+use numaplace_trace::{TraceError, TraceReader, TraceWriter};
+use std::io::Cursor;
+use std::path::Path;
+
+fn header() -> Header {
+    Header {
+        program: "./p".into(),
+        args: vec!["1".into()],
+        page_size: 4096,
+        recorder: "tests".into(),
+        environment: vec![("OMP_NUM_THREADS".into(), "2".into())],
+    }
+}
+
+/// A small two-thread trace in memory.
+fn small() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut w = TraceWriter::new(&mut out, Path::new("mem"), &header()).unwrap();
+    let run = |write, address, count| Event::Run {
+        write,
+        address,
+        count,
+        span: 8 * count,
+    };
+    w.push(0, 5, Event::Create { child: 1 }).unwrap();
+    w.push(1, 0, Event::Start { parent: 0 }).unwrap();
+    w.push(0, 7, run(false, 0x10_0008, 3)).unwrap();
+    w.push(1, 2, run(true, 0x20_0000, 1)).unwrap();
+    w.push(1, 1, Event::Acquire { key: 9, number: 0 }).unwrap();
+    w.push(1, 1, Event::Release { key: 9, number: 1 }).unwrap();
+    w.push(0, 3, run(true, 0x10_0010, 2)).unwrap();
+    w.push(0, 0, Event::Join { thread: 1 }).unwrap();
+    w.push(1, 0, Event::Exit).unwrap();
+    w.push(0, 0, Event::Exit).unwrap();
+    w.finish(vec!["a note".into()]).unwrap();
+    out
+}
+
+#[test]
+fn what_is_written_reads_back_thread_by_thread() {
+    let bytes = small();
+    let mut r = TraceReader::from_source(Cursor::new(bytes), Path::new("mem")).unwrap();
+    assert_eq!(r.header(), &header());
+    assert_eq!(r.index().threads, 2);
+    assert_eq!(r.index().pages, 2);
+    assert_eq!(r.index().notes, vec!["a note".to_string()]);
+    assert_eq!(r.index().totals[0].reads, 3);
+    assert_eq!(r.index().totals[0].writes, 2);
+    assert_eq!(r.index().totals[0].instructions, 15);
+    assert_eq!(r.page_table().unwrap(), vec![0x10_0000, 0x20_0000]);
+    let b = r.batches_of(0).to_vec();
+    let batch = r.read_batch(b[0]).unwrap();
+    let kinds: Vec<Kind> = (0..batch.len()).map(|i| batch.row(i).kind).collect();
+    assert_eq!(
+        kinds,
+        [Kind::Create, Kind::Read, Kind::Write, Kind::Join, Kind::Exit]
+    );
+    let read = batch.row(1);
+    assert_eq!((read.page, read.offset, read.count, read.span), (0, 8, 3, 24));
+    assert_eq!(read.instructions, 7);
+}
+
+#[test]
+fn a_file_cut_anywhere_is_refused_with_a_byte_offset_inside_it() {
+    let bytes = small();
+    for cut in [0, 10, bytes.len() / 3, bytes.len() / 2, bytes.len() - 1] {
+        let e = TraceReader::from_source(Cursor::new(&bytes[..cut]), Path::new("cut"))
+            .err()
+            .unwrap_or_else(|| panic!("a file cut at {cut} was read"));
+        match e {
+            TraceError::Corrupt { offset, .. } => assert!(offset <= cut as u64, "{e}"),
+            other => panic!("cut at {cut}: {other}"),
+        }
+    }
+}
+
+#[test]
+fn an_index_that_disagrees_with_the_page_rows_is_refused() {
+    let bytes = small();
+    let needle = b"\"pages\":2";
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("the index in the footer")
+        + needle.len()
+        - 1;
+    let mut bad = bytes.clone();
+    bad[at] = b'1';
+    let e = TraceReader::from_source(Cursor::new(bad), Path::new("bad"))
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("page rows for 1 pages"), "{e}");
+}
+
+#[test]
+fn the_writer_refuses_a_page_size_that_is_not_a_power_of_two() {
+    let mut h = header();
+    h.page_size = 5000;
+    let e = TraceWriter::new(Vec::new(), Path::new("x"), &h).err().unwrap();
+    assert!(e.to_string().contains("power of two"), "{e}");
+}
+
+/// Writes the fuzz target's seed (fuzz/corpus/trace_reader/seed-small.trace) when
+/// `NUMAPLACE_FUZZ_SEED_DIR` names a directory; otherwise checks nothing.
+#[test]
+fn write_the_fuzz_seed_when_asked() {
+    if let Some(dir) = std::env::var_os("NUMAPLACE_FUZZ_SEED_DIR") {
+        std::fs::write(Path::new(&dir).join("seed-small.trace"), small()).unwrap();
+    }
+}
