@@ -47,3 +47,31 @@ pub fn emit(
     }
     Ok(())
 }
+
+/// The command as it was typed, for a page to say what made it: `numaplace` and the
+/// arguments, each quoted when the shell would need it.
+pub fn command_line() -> String {
+    let mut out = String::from("numaplace");
+    for arg in std::env::args_os().skip(1) {
+        let a = arg.to_string_lossy();
+        let plain = !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c));
+        out.push(' ');
+        if plain {
+            out.push_str(&a);
+        } else {
+            out.push('\'');
+            out.push_str(&a.replace('\'', "'\\''"));
+            out.push('\'');
+        }
+    }
+    out
+}
+
+/// Writes a page to `path` and says so on standard error.
+pub fn write_page(path: &std::path::Path, page: &str) -> Result<(), Failure> {
+    std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}

@@ -6,10 +6,12 @@
 //! * [`stats`] — means, deviations and Student-t confidence intervals;
 //! * [`table`] — summary tables (text, Markdown, CSV);
 //! * [`plot`] — SVG and PNG plots (text drawn with an embedded Noto Sans);
+//! * [`html`] — self-contained HTML pages of reproductions, results and runs;
 //! * [`claims`] and [`reproduce`] — checking a paper's claims;
 //! * [`report`] — tables and plots from a stored results file.
 
 pub mod claims;
+pub mod html;
 pub mod plot;
 pub mod report;
 pub mod reproduce;
@@ -24,8 +26,8 @@ pub mod value;
 pub use claims::{evaluate, Check, Claim, ClaimKind, ClaimResult, Status};
 pub use report::{report, ReportOptions, ReportOutput};
 pub use reproduce::{
-    list_papers, reproduce, reproduce_from, Experiments, PaperInfo, PaperSource, ReproReport,
-    ReproduceOptions,
+    list_papers, reproduce, reproduce_from, Experiments, InlineFigure, PaperInfo, PaperSource,
+    ReproReport, ReproduceOptions,
 };
 pub use spec::{expand, load_spec, parse_spec, Expansion, RunPoint, Spec, SpecError};
 pub use stats::Summary;

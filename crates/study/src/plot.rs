@@ -412,27 +412,58 @@ pub fn plot_records(
     req: &PlotRequest,
     stem: &Path,
 ) -> anyhow::Result<Vec<PathBuf>> {
+    Ok(draw_records(records, req, stem)?.files)
+}
+
+/// A figure drawn to files: the files written and the SVG's text, for a page that
+/// carries the figure inline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drawn {
+    /// The files written (`STEM.svg`, `STEM.png`).
+    pub files: Vec<PathBuf>,
+    /// The text of `STEM.svg`.
+    pub svg: String,
+}
+
+/// [`plot_records`], keeping the SVG's text.
+pub fn draw_records(records: &[Record], req: &PlotRequest, stem: &Path) -> anyhow::Result<Drawn> {
     let fig = figure(records, req)?;
-    write_figure(&fig, req.size, stem)
+    draw_figure(&fig, req.size, stem)
 }
 
 /// Draws a figure to `STEM.svg` and `STEM.png`; returns the files written.
 pub fn write_figure(fig: &Figure, size: (u32, u32), stem: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    ensure_font()?;
+    Ok(draw_figure(fig, size, stem)?.files)
+}
+
+/// [`write_figure`], keeping the SVG's text.
+pub fn draw_figure(fig: &Figure, size: (u32, u32), stem: &Path) -> anyhow::Result<Drawn> {
+    let text = figure_svg(fig, size)?;
     if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let svg = stem.with_extension("svg");
     let png = stem.with_extension("png");
-    {
-        let root = SVGBackend::new(&svg, size).into_drawing_area();
-        draw(root, fig).map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
-    }
+    std::fs::write(&svg, &text).with_context(|| format!("cannot write {}", svg.display()))?;
     {
         let root = BitMapBackend::new(&png, size).into_drawing_area();
         draw(root, fig).map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
     }
-    Ok(vec![svg, png])
+    Ok(Drawn {
+        files: vec![svg, png],
+        svg: text,
+    })
+}
+
+/// A figure as the text of an SVG document (no file written).
+pub fn figure_svg(fig: &Figure, size: (u32, u32)) -> anyhow::Result<String> {
+    ensure_font()?;
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+        draw(root, fig).map_err(|e| anyhow!("drawing {}: {e}", fig.title))?;
+    }
+    Ok(text)
 }
 
 const PALETTE: [RGBColor; 10] = [

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::Value;
 
-use crate::plot::{plot_records, PlotRequest};
+use crate::plot::{draw_records, figure, figure_svg, PlotRequest};
 use crate::spec::{Band, PlotKind};
 use crate::store::{load, Record};
-use crate::table::{records_csv, summarize, TableOptions};
-use crate::value::parse_loose_value;
+use crate::table::{records_csv, summarize, SummaryTable, TableOptions};
+use crate::value::{as_f64, fmt_num, parse_loose_value};
 
 /// What to render from a results file.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +38,10 @@ pub struct ReportOptions {
     /// Output stem of the plot (default: the results file without
     /// extension, plus `-KIND`).
     pub plot_out: Option<PathBuf>,
+    /// Write a self-contained HTML page of the report here.
+    pub html: Option<PathBuf>,
+    /// The command shown on the HTML page as the one that made it.
+    pub command: String,
 }
 
 impl Default for ReportOptions {
@@ -54,6 +58,8 @@ impl Default for ReportOptions {
             x: None,
             band: Band::Ci,
             plot_out: None,
+            html: None,
+            command: String::new(),
         }
     }
 }
@@ -323,6 +329,7 @@ pub fn report_records(
         text.push_str(&table.render_text());
     }
     let mut files = Vec::new();
+    let mut drawn_svg = None;
     if let Some(path) = &opts.csv {
         table.write_csv(path)?;
         files.push(path.clone());
@@ -357,7 +364,158 @@ pub fn report_records(
             let kind_name = format!("{kind:?}").to_lowercase();
             PathBuf::from(format!("{}-{kind_name}", base.display()))
         });
-        files.extend(plot_records(records, &req, &stem)?);
+        let drawn = draw_records(records, &req, &stem)?;
+        files.extend(drawn.files);
+        let kind_name = format!("{kind:?}").to_lowercase();
+        drawn_svg = Some((format!("{kind_name} plot of {metric}"), drawn.svg));
+    }
+    if let Some(path) = &opts.html {
+        let ctx = PageContext {
+            source,
+            records,
+            metric: &metric,
+            group_by: &group_by,
+            table: &table,
+            confidence: opts.confidence,
+            command: &opts.command,
+        };
+        let page = results_page(&ctx, drawn_svg);
+        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
+        files.push(path.clone());
     }
     Ok(ReportOutput { text, files })
+}
+
+/// What a results file's page is made of.
+struct PageContext<'a> {
+    source: &'a Path,
+    records: &'a [Record],
+    metric: &'a str,
+    group_by: &'a [String],
+    table: &'a SummaryTable,
+    confidence: f64,
+    command: &'a str,
+}
+
+/// The figure a results page shows when no plot was asked for: the metric over the
+/// innermost numeric field of the grouping that takes several values (a line per value
+/// of the others), else a bar per group. `None` when neither can be drawn.
+fn default_figure(ctx: &PageContext) -> Option<(String, String)> {
+    let numeric_axis = |f: &String| {
+        let mut seen: Vec<f64> = Vec::new();
+        for r in ctx.records.iter().filter(|r| r.ok()) {
+            let x = r.field(f).as_ref().and_then(as_f64)?;
+            if !seen.contains(&x) {
+                seen.push(x);
+            }
+        }
+        Some(seen.len() >= 2)
+    };
+    let x = ctx
+        .group_by
+        .iter()
+        .rev()
+        .find(|f| numeric_axis(f) == Some(true));
+    let others = |x: Option<&String>| {
+        ctx.group_by
+            .iter()
+            .filter(|g| Some(*g) != x)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let mut req = match x {
+        Some(x) => {
+            let mut req = PlotRequest::new(PlotKind::Line, ctx.metric, others(Some(x)));
+            req.x = Some(x.clone());
+            req
+        }
+        None => PlotRequest::new(PlotKind::Bar, ctx.metric, others(None)),
+    };
+    req.confidence = ctx.confidence;
+    req.title = ctx
+        .source
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let fig = figure(ctx.records, &req).ok()?;
+    let svg = figure_svg(&fig, req.size).ok()?;
+    let caption = match &req.x {
+        Some(x) => format!(
+            "mean {} over {x}, {}% interval bands",
+            ctx.metric,
+            fmt_num(ctx.confidence * 100.0)
+        ),
+        None => format!(
+            "mean {} by group, {}% interval whiskers",
+            ctx.metric,
+            fmt_num(ctx.confidence * 100.0)
+        ),
+    };
+    Some((caption, svg))
+}
+
+/// A results file's report as a self-contained HTML page: the summary table, a figure
+/// (`drawn`, the plot asked for, or [`default_figure`]) and the runs that failed.
+fn results_page(ctx: &PageContext, drawn: Option<(String, String)>) -> String {
+    use crate::html::{escape, figure as html_figure, table, Page};
+    let name = ctx.source.display().to_string();
+    let mut page = Page::new(&format!("Results: {name}"));
+    page.text("h1", &format!("Results: {name}"));
+    if !ctx.command.is_empty() {
+        page.raw(&format!(
+            "<p>Command: <code class=\"command\">{}</code></p>\n",
+            escape(ctx.command)
+        ));
+    }
+    let failed = ctx.records.iter().filter(|r| !r.ok()).count();
+    page.text(
+        "p",
+        &format!(
+            "{} runs ({failed} failed); metric {}; grouped by {}; intervals at {}% (Student's t over each group's runs).",
+            ctx.records.len(),
+            ctx.metric,
+            if ctx.group_by.is_empty() {
+                "nothing (one group)".to_string()
+            } else {
+                ctx.group_by.join(", ")
+            },
+            fmt_num(ctx.confidence * 100.0)
+        ),
+    );
+    page.heading("h2", "summary", "Summary");
+    page.raw(&table(
+        &ctx.table.headers(),
+        &ctx.table.cells(),
+        ctx.table.group_by.len(),
+    ));
+    page.heading("h2", "figure", "Figure");
+    match drawn.or_else(|| default_figure(ctx)) {
+        Some((caption, svg)) => page.raw(&html_figure(&svg, &caption)),
+        None => page.text("p", "No figure: no successful run has the metric."),
+    }
+    if failed > 0 {
+        page.heading("h2", "failed", "Runs that failed");
+        let rows: Vec<Vec<String>> = ctx
+            .records
+            .iter()
+            .filter(|r| !r.ok())
+            .map(|r| {
+                vec![
+                    r.id.clone(),
+                    r.settings
+                        .iter()
+                        .map(|(k, v)| format!("{k}={}", crate::value::label(v)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    r.error.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        page.raw(&table(
+            &["run", "settings", "error"].map(String::from),
+            &rows,
+            3,
+        ));
+    }
+    page.finish()
 }

@@ -45,7 +45,7 @@ use serde_json::Value;
 use crate::claims::{
     evaluate, evaluate_reported, validate, Check, Claim, ClaimResult, ReportedPoint, Status,
 };
-use crate::plot::{plot_records, PlotRequest};
+use crate::plot::{draw_records, PlotRequest};
 use crate::spec::{
     default_group_by, field_prefix, line_of, line_suffix, parse_spec, parse_toml, Spec, SpecError,
 };
@@ -672,6 +672,18 @@ pub struct StudyReport {
     pub plots: Vec<PathBuf>,
     /// Plots that could not be drawn, with the reason.
     pub plot_errors: Vec<String>,
+    /// The plots drawn, as SVG text, for a page that carries them inline.
+    #[serde(skip)]
+    pub figures: Vec<InlineFigure>,
+}
+
+/// A plot of a study as SVG text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InlineFigure {
+    /// The plot's file stem in the spec (`gauss-speedup`).
+    pub name: String,
+    /// The SVG document.
+    pub svg: String,
 }
 
 /// One reported number beside ours.
@@ -692,6 +704,13 @@ pub struct ReportedRow {
     /// Half-width of the 95% confidence interval of `ours` over the runs (Student's t),
     /// in `unit` (`None` with fewer than two runs or for a speedup).
     pub ci95: Option<f64>,
+    /// Half-width of the interval of `ours` at `confidence` (the study's, as its claims
+    /// use), in `unit`: Student's t over the runs for a mean, the interval of the ratio
+    /// of two means for a speedup; `None` with fewer than two runs on a side or for an
+    /// interval end compared as it is.
+    pub ci: Option<f64>,
+    /// The level of `ci`.
+    pub confidence: f64,
     /// Runs behind `ours`.
     pub n: usize,
     /// The unit of `theirs` and `ours` (empty: the metric's own).
@@ -808,7 +827,7 @@ impl ReproReport {
         self.reported.iter().any(|r| r.calibrated.is_none())
     }
 
-    fn calibrated_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
+    pub(crate) fn calibrated_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
         let headers = ["input", "value", "fitted to", "note"]
             .map(String::from)
             .to_vec();
@@ -827,7 +846,7 @@ impl ReproReport {
         (headers, rows)
     }
 
-    fn study_header(s: &StudyReport) -> String {
+    pub(crate) fn study_header(s: &StudyReport) -> String {
         format!(
             "{} runs ({} executed, {} reused, {} failed{}); results: {}",
             s.total,
@@ -1091,6 +1110,7 @@ pub fn reproduce_from(
         let table = summarize(&outcome.records, &table_options(spec));
         let mut plots = Vec::new();
         let mut plot_errors = Vec::new();
+        let mut figures = Vec::new();
         for p in &spec.output.plot {
             let req = PlotRequest::from_spec(spec, p);
             let stem_name = if opts.quick {
@@ -1099,8 +1119,14 @@ pub fn reproduce_from(
                 p.file.clone()
             };
             let stem = opts.out_dir.join(&paper_name).join(stem_name);
-            match plot_records(&outcome.records, &req, &stem) {
-                Ok(files) => plots.extend(files),
+            match draw_records(&outcome.records, &req, &stem) {
+                Ok(drawn) => {
+                    plots.extend(drawn.files);
+                    figures.push(InlineFigure {
+                        name: p.file.clone(),
+                        svg: drawn.svg,
+                    });
+                }
                 Err(e) => plot_errors.push(format!("{}: {e:#}", p.file)),
             }
         }
@@ -1117,6 +1143,7 @@ pub fn reproduce_from(
             table,
             plots,
             plot_errors,
+            figures,
         });
         records_of.insert(spec.name.clone(), outcome.records);
         if interrupted {
@@ -1163,12 +1190,16 @@ pub fn reproduce_from(
                 (crate::stats::mean(&v), v.len())
             };
             let scale = r.paper_unit.map_or(1.0, PaperUnit::ns);
-            let mut ci95 = if r.speedup_over.is_some() || r.statistic != Statistic::Mean {
-                None
-            } else {
-                crate::stats::ci_half_width(&values_at(&[]), 0.95).map(|h| h / scale)
-            };
             let confidence = confidence_of(&study);
+            let (mut ci95, mut ci) = if r.speedup_over.is_some() || r.statistic != Statistic::Mean {
+                (None, None)
+            } else {
+                let v = values_at(&[]);
+                (
+                    crate::stats::ci_half_width(&v, 0.95).map(|h| h / scale),
+                    crate::stats::ci_half_width(&v, confidence).map(|h| h / scale),
+                )
+            };
             let (ours, n) = match (&r.speedup_over, &r.speedup_at) {
                 (Some(over), Some(at)) => {
                     let mut xs: Vec<Value> = recs
@@ -1184,6 +1215,7 @@ pub fn reproduce_from(
                             let one = values_at(&[(over.clone(), b.clone())]);
                             let many = values_at(&[(over.clone(), at.clone())]);
                             ci95 = crate::stats::ratio_ci_half_width(&one, &many, 0.95);
+                            ci = crate::stats::ratio_ci_half_width(&one, &many, confidence);
                             let (m1, _) = mean_at(&[(over.clone(), b)]);
                             let (mp, n) = mean_at(&[(over.clone(), at)]);
                             match (m1, mp) {
@@ -1220,6 +1252,8 @@ pub fn reproduce_from(
                     }
                 }),
                 ci95,
+                ci,
+                confidence,
                 n,
                 unit: r
                     .paper_unit

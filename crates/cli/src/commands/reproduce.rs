@@ -2,7 +2,7 @@
 
 use crate::failure::{user, Failure};
 use crate::limits::StudyLimits;
-use crate::output::out;
+use crate::output::{command_line, out, write_page};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -36,6 +36,11 @@ pub struct ReproduceArgs {
     /// Print Markdown.
     #[arg(long)]
     markdown: bool,
+    /// Also write the report as a self-contained HTML page: the verdicts, each study's
+    /// tables and figures (inline SVG), the paper's numbers beside ours, the calibrated
+    /// inputs apart.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     #[command(flatten)]
     limits: StudyLimits,
 }
@@ -71,6 +76,9 @@ pub fn run(a: ReproduceArgs) -> Result<(), Failure> {
         out(&rep.render_markdown())?;
     } else {
         out(&rep.render_text())?;
+    }
+    if let Some(path) = &a.html {
+        write_page(path, &rep.render_html(&command_line()))?;
     }
     match rep.exit_code() {
         0 => Ok(()),

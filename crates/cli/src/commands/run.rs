@@ -4,7 +4,7 @@ use crate::config::run_config;
 use crate::failure::Failure;
 use crate::limits::host_limits;
 use crate::optimum::run_oracle;
-use crate::output::out;
+use crate::output::{command_line, out, write_page};
 use crate::parse::parse_count;
 use crate::progress;
 use anyhow::Context;
@@ -60,6 +60,14 @@ pub struct RunArgs {
     /// seed) and report its slowdown in this run.
     #[arg(long)]
     slowdown: bool,
+    /// Also record where each page is over the run, as its references see it (the JSON
+    /// record's `locations`, which `report RUN.json --html` draws).
+    #[arg(long)]
+    locations: bool,
+    /// Also write a self-contained HTML page of the run: its numbers, a heatmap of where
+    /// its pages were over time (records the locations), its series and busiest pages.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 /// Runs `a`'s simulation and prints its statistics (and its JSON record when asked).
@@ -77,8 +85,9 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         limits.max_ops = n;
     }
     // `run` builds its record only for --json, and writes its per-page list a page at a
-    // time; with --oracle the record is built whole.
-    let record = if a.oracle {
+    // time; with --oracle or --html the record is built whole.
+    let locations = a.locations || a.html.is_some();
+    let record = if a.oracle || a.html.is_some() {
         numaplace_harness::limits::Record::InMemory
     } else if a.json.is_some() {
         numaplace_harness::limits::Record::Streamed
@@ -93,6 +102,9 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     if a.oracle && a.slowdown {
         return Err(UserError::new("--oracle and --slowdown: choose one").into());
     }
+    if a.oracle && locations {
+        return Err(UserError::new("--oracle and --locations or --html: choose one").into());
+    }
     if a.oracle {
         let top = if a.pages > 0 { a.pages } else { 10 };
         return run_oracle(&cfg, None, top, a.json, Default::default());
@@ -102,18 +114,24 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     let monitor = Box::new(progress::RunMonitor { bar: bar.clone() });
     // The JSON record is built only when asked for: with the per-page report of a large
     // address space it takes far more memory than the run itself.
-    let result = numaplace_harness::run_monitored(&cfg, Some((monitor, 1 << 16)));
+    let result = if locations {
+        numaplace_harness::locations::run_located(&cfg, Some((monitor, 1 << 16)))
+            .map(|(s, d, l)| (s, d, Some(l)))
+    } else {
+        numaplace_harness::run_monitored(&cfg, Some((monitor, 1 << 16))).map(|(s, d)| (s, d, None))
+    };
     bar.finish_and_clear();
-    let (stats, page_data) = result.map_err(|e| match e {
+    let (stats, page_data, located) = result.map_err(|e| match e {
         SimError::Config(c) => Failure::from(UserError::new(format!("invalid configuration: {c}"))),
         e @ SimError::TimeOverflow { .. } => Failure::from(UserError::new(e.to_string())),
         other => Failure::from(anyhow::Error::new(other).context("simulation failed")),
     })?;
     // The record without its per-page list; the list is written a page at a time.
-    let mut json = a
-        .json
-        .is_some()
+    let mut json = (a.json.is_some() || a.html.is_some())
         .then(|| numaplace_harness::result::record_without_pages(&cfg, &stats, &page_data));
+    if let (Some(j), Some(l)) = (json.as_mut(), &located) {
+        numaplace_harness::locations::add_to_record(j, l);
+    }
     let mut report = text::run_summary(&cfg, &stats);
     if a.slowdown && !stats.partial {
         eprintln!("slowdown: running each program alone on dedicated processors");
@@ -140,16 +158,21 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     } else {
         out(&report)?;
     }
-    if let (Some(path), Some(json)) = (a.json, json) {
+    if let Some(json) = json {
         let mut bytes = Vec::new();
         numaplace_harness::result::write_record(&mut bytes, &json, &stats, &page_data)
             .context("serialising the result")?;
+        if let Some(path) = &a.html {
+            let whole = serde_json::from_slice(&bytes).context("serialising the result")?;
+            let page = numaplace_harness::run_page::render(&whole, &command_line())?;
+            write_page(path, &page)?;
+        }
         let body = String::from_utf8(bytes).context("serialising the result")?;
-        if json_to_stdout {
-            out(&(body + "\n"))?;
-        } else {
-            std::fs::write(&path, body + "\n")
-                .with_context(|| format!("writing {}", path.display()))?;
+        match &a.json {
+            Some(_) if json_to_stdout => out(&(body + "\n"))?,
+            Some(path) => std::fs::write(path, body + "\n")
+                .with_context(|| format!("writing {}", path.display()))?,
+            None => {}
         }
     }
     // A run out of its simulated-time budget is a result (it did not finish), not a
