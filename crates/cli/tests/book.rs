@@ -10,7 +10,8 @@
 //!   file an earlier command wrote (`cat > run.toml <<'EOF'`, `--json out.json`, results)
 //!   is there for the later ones;
 //! - with links in that directory to the repository's `experiments` and `crates`, so a
-//!   command reads a file of the repository by its path from the repository root;
+//!   command reads a file of the repository by its path from the repository root (and to
+//!   `recorder`, for the recorded programs' traces);
 //! - with this test's build of the binary first on the `PATH` as `numaplace`, and
 //!   `cargo run --release --` replaced by `numaplace`.
 //!
@@ -334,7 +335,7 @@ fn every_shell_example_of_the_book_runs() {
             continue;
         }
         let scratch = tempfile::tempdir().unwrap();
-        for name in ["experiments", "crates"] {
+        for name in ["experiments", "crates", "recorder"] {
             std::os::unix::fs::symlink(root.join(name), scratch.path().join(name)).unwrap();
         }
         let start = Instant::now();

@@ -151,6 +151,18 @@ pub const SCENARIOS: &[Scenario] = &[
             "workload.updates=100000",
         ],
     },
+    Scenario {
+        name: "trace-replay",
+        what: "a recorded OpenMP stencil (4 threads) replayed, trace decoding included: short runs, re-timed barriers",
+        machine: "epyc-2s",
+        workload: "trace",
+        policy: "static",
+        sets: &[concat!(
+            "workload.path=\"",
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../recorder/fixtures/stencil-4.trace\""
+        )],
+    },
 ];
 
 /// The scenario named `name`.

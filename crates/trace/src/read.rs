@@ -22,6 +22,13 @@ pub const MAX_BATCH_ROWS: u32 = 1 << 20;
 pub trait Source: Read + Seek {}
 impl<T: Read + Seek> Source for T {}
 
+/// How a batch is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Checked,
+    Unchecked,
+}
+
 /// An open trace: its header, index and the byte range of every batch.
 pub struct TraceReader<R: Source = File> {
     path: PathBuf,
@@ -77,6 +84,27 @@ impl Batch {
             seq: self.seq.values()[i],
             parties: self.parties.values()[i],
         }
+    }
+
+    /// Each row's kind, as stored (checked by [`TraceReader::read_batch`] only).
+    pub fn kinds(&self) -> &[u8] {
+        self.kind.values()
+    }
+
+    /// Row `i`, or `None` if its kind is not a trace's (an unchecked batch).
+    #[inline]
+    pub fn try_row(&self, i: usize) -> Option<Row> {
+        Some(Row {
+            instructions: self.instructions.values()[i],
+            kind: Kind::from_u8(self.kind.values()[i])?,
+            page: self.page.values()[i],
+            offset: self.off.values()[i],
+            span: self.span.values()[i],
+            count: self.count.values()[i],
+            object: self.object.values()[i],
+            seq: self.seq.values()[i],
+            parties: self.parties.values()[i],
+        })
     }
 
     /// Row `i`'s thread (for a page row, the thread that touched the page first).
@@ -298,8 +326,18 @@ impl<R: Source> TraceReader<R> {
         &self.per_thread[t as usize]
     }
 
-    /// Reads and checks batch `number`.
+    /// Reads and checks batch `number`: every row within what its kind allows.
     pub fn read_batch(&mut self, number: u32) -> Result<Batch, TraceError> {
+        self.read(number, Mode::Checked)
+    }
+
+    /// Reads batch `number` for a replay that has checked it already (its sizes are
+    /// checked again, its rows not): a replay's reader guards what it indexes by.
+    pub fn read_batch_unchecked(&mut self, number: u32) -> Result<Batch, TraceError> {
+        self.read(number, Mode::Unchecked)
+    }
+
+    fn read(&mut self, number: u32, how: Mode) -> Result<Batch, TraceError> {
         let block = self.blocks[number as usize];
         let offset = block.offset() as u64;
         let len = block.metaDataLength() as u64 + block.bodyLength() as u64;
@@ -308,7 +346,7 @@ impl<R: Source> TraceReader<R> {
         let path = self.path.clone();
         let bad =
             |what: String| TraceError::corrupt(&path, offset, format!("batch {number}: {what}"));
-        let (_, rows) = self.index.batches[number as usize];
+        let (thread, rows) = self.index.batches[number as usize];
         check_sizes(&bytes, block.metaDataLength() as usize, rows).map_err(&bad)?;
         let buf = Buffer::from_vec(bytes);
         let batch: RecordBatch = self
@@ -316,12 +354,14 @@ impl<R: Source> TraceReader<R> {
             .read_record_batch(&block, &buf)
             .map_err(|e| bad(e.to_string()))?
             .ok_or_else(|| bad("not a record batch".into()))?;
-        let (thread, rows) = self.index.batches[number as usize];
         if batch.num_rows() != rows as usize {
             return Err(bad(format!(
                 "{} rows where the index says {rows}",
                 batch.num_rows()
             )));
+        }
+        if batch.columns().iter().any(|a| a.null_count() > 0) {
+            return Err(bad("a column holds nulls".into()));
         }
         let c = |i: usize| batch.column(i);
         let out = Batch {
@@ -338,11 +378,10 @@ impl<R: Source> TraceReader<R> {
             seq: c(8).as_primitive::<UInt32Type>().clone(),
             parties: c(9).as_primitive::<UInt32Type>().clone(),
         };
-        if batch.columns().iter().any(|a| a.null_count() > 0) {
-            return Err(bad("a column holds nulls".into()));
+        if how != Mode::Unchecked {
+            self.check(&out, thread)
+                .map_err(|(row, what)| bad(format!("row {row}: {what}")))?;
         }
-        self.check(&out, thread)
-            .map_err(|(row, what)| bad(format!("row {row}: {what}")))?;
         Ok(out)
     }
 
@@ -453,12 +492,16 @@ fn check_sizes(bytes: &[u8], meta_len: usize, rows: u32) -> Result<(), String> {
         return Err("a message header shorter than its prefix".into());
     }
     let fb = &bytes[8..meta_len];
-    let message = arrow_ipc::root_as_message(fb).map_err(|e| format!("the message does not decode: {e}"))?;
+    let message =
+        arrow_ipc::root_as_message(fb).map_err(|e| format!("the message does not decode: {e}"))?;
     let batch = message
         .header_as_record_batch()
         .ok_or("the message is not a record batch")?;
     if batch.length() != rows as i64 {
-        return Err(format!("{} rows where the index says {rows}", batch.length()));
+        return Err(format!(
+            "{} rows where the index says {rows}",
+            batch.length()
+        ));
     }
     let body = &bytes[meta_len..];
     let most = rows as u64 * 8 + 64;
@@ -466,22 +509,33 @@ fn check_sizes(bytes: &[u8], meta_len: usize, rows: u32) -> Result<(), String> {
     for b in batch.buffers().into_iter().flatten() {
         let (off, len) = (b.offset(), b.length());
         if off < 0 || len < 0 || (off as u64).saturating_add(len as u64) > body.len() as u64 {
-            return Err(format!("a buffer at {off} of {len} bytes lies outside the batch"));
+            return Err(format!(
+                "a buffer at {off} of {len} bytes lies outside the batch"
+            ));
         }
         if compressed && len >= 8 {
             let at = off as usize;
             let raw = i64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));
             if raw > most as i64 {
-                return Err(format!("a buffer says it decompresses to {raw} bytes, more than {rows} rows hold"));
+                return Err(format!(
+                    "a buffer says it decompresses to {raw} bytes, more than {rows} rows hold"
+                ));
             }
         } else if !compressed && len as u64 > most {
-            return Err(format!("a buffer of {len} bytes, more than {rows} rows hold"));
+            return Err(format!(
+                "a buffer of {len} bytes, more than {rows} rows hold"
+            ));
         }
     }
     Ok(())
 }
 
-fn read_at<R: Source>(file: &mut R, path: &Path, offset: u64, buf: &mut [u8]) -> Result<(), TraceError> {
+fn read_at<R: Source>(
+    file: &mut R,
+    path: &Path,
+    offset: u64,
+    buf: &mut [u8],
+) -> Result<(), TraceError> {
     file.seek(SeekFrom::Start(offset))
         .and_then(|_| file.read_exact(buf))
         .map_err(|e| match e.kind() {

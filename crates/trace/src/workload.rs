@@ -4,7 +4,11 @@
 //! - **References.** A run's page is laid out from its virtual address at the machine's
 //!   page size (pages in address order); consecutive runs of a thread on one of the
 //!   machine's pages in one direction become one run, exactly as if the trace had been
-//!   folded at that size. The machine's page size must be at least the folding size.
+//!   folded at that size. The machine's page size must be at least the folding size. On a
+//!   machine with processor caches a run walks at most its words laid end to end from its
+//!   lowest byte (the trace knows a run's extent, not which lines inside it were touched);
+//!   every recorded reference is one the program made, so the primary cache's hits are
+//!   references too (see the `trace` section of the workloads chapter).
 //! - **Computation.** The instructions between events, times `cpi`, at the machine's
 //!   clock (`clock_mhz`, or `workload.clock_mhz`), carried over in femtoseconds so no
 //!   rounding accumulates; the machine's `compute_time_pct` applies as to any workload.
@@ -105,7 +109,7 @@ numaplace_core::inventory::submit!(WorkloadEntry::of::<TraceConfig>());
 /// Operations made per call for one thread (a batch boundary may end a call sooner).
 const CHUNK: usize = 1024;
 /// Femtoseconds in a nanosecond.
-const FS_PER_NS: u128 = 1_000_000;
+const FS_PER_NS: u64 = 1_000_000;
 
 fn field_error(c: &TraceConfig, e: TraceError) -> ConfigError {
     let _ = c;
@@ -120,7 +124,7 @@ struct Plan {
     /// Per machine page: the thread that touched it first in the recording.
     first: Vec<u32>,
     pages: u32,
-    fs_per_instruction: u128,
+    fs_per_instruction: u64,
 }
 
 impl Plan {
@@ -195,7 +199,7 @@ impl Plan {
                 (m, (a & (mps - 1)) as u32)
             })
             .collect();
-        let fs_per_instruction = (c.cpi * 1e9 / clock as f64).round() as u128;
+        let fs_per_instruction = (c.cpi * 1e9 / clock as f64).round() as u64;
         Ok(Plan {
             pages: machine_pages.len() as u32,
             reader,
@@ -257,7 +261,7 @@ struct Cursor {
     /// Instructions not yet turned into computation.
     instructions: u64,
     /// Femtoseconds of computation not yet a whole nanosecond.
-    carry_fs: u128,
+    carry_fs: u64,
     done: bool,
 }
 
@@ -270,7 +274,8 @@ pub struct TraceProgram {
     map: Vec<(u32, u32)>,
     events: Events,
     cursors: Vec<Cursor>,
-    fs_per_instruction: u128,
+    fs_per_instruction: u64,
+    word_bytes: u64,
     failure: Option<String>,
     refs: u64,
     instructions: u64,
@@ -332,6 +337,7 @@ impl TraceProgram {
             events,
             cursors,
             fs_per_instruction,
+            word_bytes: machine.config.word_size_bytes,
             failure: None,
             refs: 0,
             instructions: 0,
@@ -344,10 +350,25 @@ impl TraceProgram {
         if c.instructions == 0 {
             return;
         }
-        let fs = c.instructions as u128 * self.fs_per_instruction + c.carry_fs;
+        // In 64 bits when it fits (almost always: a few instructions at picoseconds
+        // each), in 128 otherwise.
+        let ns = match c
+            .instructions
+            .checked_mul(self.fs_per_instruction)
+            .and_then(|x| x.checked_add(c.carry_fs))
+        {
+            Some(fs) => {
+                c.carry_fs = fs % FS_PER_NS;
+                fs / FS_PER_NS
+            }
+            None => {
+                let fs =
+                    c.instructions as u128 * self.fs_per_instruction as u128 + c.carry_fs as u128;
+                c.carry_fs = (fs % FS_PER_NS as u128) as u64;
+                (fs / FS_PER_NS as u128).min(u64::MAX as u128) as u64
+            }
+        };
         c.instructions = 0;
-        c.carry_fs = fs % FS_PER_NS;
-        let ns = (fs / FS_PER_NS).min(u64::MAX as u128) as u64;
         if ns > 0 {
             out.push(Op::Compute(Ns(ns)));
         }
@@ -356,19 +377,49 @@ impl TraceProgram {
     /// Emits the run being merged, if any.
     fn flush_run(&mut self, t: usize, out: &mut Vec<Op>) {
         if let Some((page, write, count, at, end)) = self.cursors[t].run.take() {
+            // A run knows its lowest and highest byte, not the lines between that it
+            // touched: processor caches walk `span` bytes from `at`, so the span is at
+            // most the run's words laid end to end (exact for a sequential walk; a run
+            // that hops within a page touches more lines than this, and many fewer than
+            // its whole extent).
+            let words = (count as u64).saturating_mul(self.word_bytes);
             out.push(Op::Ref {
                 vpn: Vpn(page),
                 write,
                 count,
                 at,
-                span: end - at,
+                span: (end - at).min(words.min(u32::MAX as u64) as u32),
             });
         }
     }
 
-    /// The marker's operations, after the run and computation before it.
-    fn marker(&mut self, t: u32, r: &Row, out: &mut Vec<Op>) {
+    /// The marker's operations, after the run and computation before it; an error when
+    /// the row names what the checked trace did not have.
+    fn marker(&mut self, t: u32, r: &Row, out: &mut Vec<Op>) -> Result<(), String> {
         let ev = &self.events;
+        let thread_ok = |x: u64| {
+            if x < ev.threads as u64 {
+                Ok(())
+            } else {
+                Err(format!("thread {x} unknown"))
+            }
+        };
+        let region_ok = |x: u64| {
+            if x < ev.regions as u64 {
+                Ok(())
+            } else {
+                Err(format!("region {x} unknown"))
+            }
+        };
+        match r.kind {
+            Kind::Create | Kind::Join => thread_ok(r.object)?,
+            Kind::Acquire | Kind::Release | Kind::Barrier if !ev.keys.contains_key(&r.object) => {
+                return Err(format!("synchronisation object {:#x} unknown", r.object))
+            }
+            Kind::Barrier if r.parties == 0 => return Err("a barrier of no parties".into()),
+            Kind::Fork | Kind::Enter | Kind::Leave => region_ok(r.object)?,
+            _ => {}
+        }
         match r.kind {
             Kind::Create => out.push(Op::Advance {
                 event: ev.created(r.object as u32),
@@ -403,7 +454,7 @@ impl TraceProgram {
                 });
                 out.push(Op::Advance {
                     event: e,
-                    to: r.seq + 1,
+                    to: r.seq.saturating_add(1),
                 });
                 out.push(Op::Await {
                     event: e,
@@ -422,8 +473,9 @@ impl TraceProgram {
                 out.push(Op::ParallelEnter(r.object as u32));
             }
             Kind::Leave => out.push(Op::ParallelExit(r.object as u32)),
-            Kind::Read | Kind::Write | Kind::Page => unreachable!("not a marker"),
+            Kind::Read | Kind::Write | Kind::Page => return Err("a page row".into()),
         }
+        Ok(())
     }
 
     /// The thread's next batch, or false at its stream's end (or on a read failure).
@@ -434,7 +486,9 @@ impl TraceProgram {
         }
         let number = c.batches[c.next];
         c.next += 1;
-        match self.reader.read_batch(number) {
+        // The trace was checked whole when the program was built; a replay reads it
+        // again without the row checks and guards what it indexes by.
+        match self.reader.read_batch_unchecked(number) {
             Ok(b) => {
                 let c = &mut self.cursors[t];
                 c.batch = Some(b);
@@ -475,7 +529,14 @@ impl Program for TraceProgram {
             let c = &mut self.cursors[ti];
             let row = match &c.batch {
                 Some(b) if c.pos < b.len() => {
-                    let r = b.row(c.pos);
+                    let Some(r) = b.try_row(c.pos) else {
+                        let what = format!(
+                            "batch {} at byte offset {}: row {}: not a trace's kind (the file changed since it was checked?)",
+                            b.number, b.offset, c.pos
+                        );
+                        self.failure.get_or_insert(what);
+                        return;
+                    };
                     c.pos += 1;
                     r
                 }
@@ -494,9 +555,14 @@ impl Program for TraceProgram {
             match row.kind {
                 Kind::Read | Kind::Write => {
                     let write = row.kind == Kind::Write;
-                    let (page, base) = self.map[row.page as usize];
-                    let at = base + row.offset;
-                    let end = at + row.span;
+                    let Some(&(page, base)) = self.map.get(row.page as usize) else {
+                        self.failure.get_or_insert_with(|| {
+                            format!("thread {t}: page {} beyond the trace's page table (the file changed since it was checked?)", row.page)
+                        });
+                        return;
+                    };
+                    let at = base.saturating_add(row.offset);
+                    let end = at.saturating_add(row.span);
                     self.refs += row.count as u64;
                     let c = &mut self.cursors[ti];
                     if let Some(run) = &mut c.run {
@@ -520,7 +586,12 @@ impl Program for TraceProgram {
                     self.flush_run(ti, out);
                     self.cursors[ti].instructions += row.instructions;
                     self.compute(ti, out);
-                    self.marker(t, &row, out);
+                    if let Err(what) = self.marker(t, &row, out) {
+                        self.failure.get_or_insert(format!(
+                            "thread {t}: {what} (the file changed since it was checked?)"
+                        ));
+                        return;
+                    }
                     if row.kind == Kind::Exit {
                         self.cursors[ti].done = true;
                         return;

@@ -12,6 +12,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Pages remembered by their fold page number's low bits, so the page of a run on one of
+/// a thread's recent pages is found without hashing.
+const RECENT: usize = 4096;
+
 /// Rows of one thread waiting to become a batch (or of the page table).
 #[derive(Default)]
 struct Rows {
@@ -55,6 +59,19 @@ impl Rows {
         self.kind.len()
     }
 
+    /// Buffers for a whole batch, so filling one never reallocates.
+    fn reserve(&mut self) {
+        self.kind.reserve(BATCH_ROWS);
+        self.instructions.reserve(BATCH_ROWS);
+        self.page.reserve(BATCH_ROWS);
+        self.offset.reserve(BATCH_ROWS);
+        self.span.reserve(BATCH_ROWS);
+        self.count.reserve(BATCH_ROWS);
+        self.object.reserve(BATCH_ROWS);
+        self.seq.reserve(BATCH_ROWS);
+        self.parties.reserve(BATCH_ROWS);
+    }
+
     /// The rows as a batch of `schema`, leaving the buffers empty for the next.
     fn take(&mut self, schema: &SchemaRef, thread: u32) -> RecordBatch {
         let n = self.len();
@@ -86,6 +103,8 @@ pub struct TraceWriter<W: Write> {
     totals: Vec<ThreadTotals>,
     /// Fold page number -> index in the page table (first touch order).
     pages: HashMap<u64, u32>,
+    /// Recently used entries of `pages`, by the fold page number's low bits.
+    recent: Vec<(u64, u32)>,
     /// The page table: each page's fold page number and the thread that touched it first.
     table: Vec<(u64, u32)>,
     index: Index,
@@ -122,6 +141,7 @@ impl<W: Write> TraceWriter<W> {
             threads: Vec::new(),
             totals: Vec::new(),
             pages: HashMap::new(),
+            recent: vec![(u64::MAX, 0); RECENT],
             table: Vec::new(),
             index: Index::default(),
         })
@@ -138,7 +158,11 @@ impl<W: Write> TraceWriter<W> {
                     numaplace_core::estimate::MAX_THREADS
                 )));
             }
-            self.threads.resize_with(t + 1, Rows::default);
+            self.threads.resize_with(t + 1, || {
+                let mut r = Rows::default();
+                r.reserve();
+                r
+            });
             self.totals.resize_with(t + 1, ThreadTotals::default);
         }
         let tot = &mut self.totals[t];
@@ -155,17 +179,24 @@ impl<W: Write> TraceWriter<W> {
                 span: s,
             } => {
                 let fold = address >> self.shift;
-                if self.table.len() >= u32::MAX as usize && !self.pages.contains_key(&fold) {
-                    return Err(TraceError::Invalid(format!(
-                        "a trace holds at most {} pages",
-                        u32::MAX
-                    )));
-                }
-                let next = self.table.len() as u32;
-                page = *self.pages.entry(fold).or_insert_with(|| {
-                    self.table.push((fold, thread));
-                    next
-                });
+                let slot = (fold as usize) % RECENT;
+                page = if self.recent[slot].0 == fold {
+                    self.recent[slot].1
+                } else {
+                    if self.table.len() >= u32::MAX as usize && !self.pages.contains_key(&fold) {
+                        return Err(TraceError::Invalid(format!(
+                            "a trace holds at most {} pages",
+                            u32::MAX
+                        )));
+                    }
+                    let next = self.table.len() as u32;
+                    let id = *self.pages.entry(fold).or_insert_with(|| {
+                        self.table.push((fold, thread));
+                        next
+                    });
+                    self.recent[slot] = (fold, id);
+                    id
+                };
                 offset = (address & ((1u64 << self.shift) - 1)) as u32;
                 span = s;
                 count = c;
@@ -233,6 +264,7 @@ impl<W: Write> TraceWriter<W> {
         }
         let n = rows.len() as u32;
         let batch = rows.take(&self.schema, thread);
+        rows.reserve();
         self.out
             .write(&batch)
             .map_err(|e| arrow_error(&self.path, e))?;

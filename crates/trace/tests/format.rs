@@ -57,10 +57,19 @@ fn what_is_written_reads_back_thread_by_thread() {
     let kinds: Vec<Kind> = (0..batch.len()).map(|i| batch.row(i).kind).collect();
     assert_eq!(
         kinds,
-        [Kind::Create, Kind::Read, Kind::Write, Kind::Join, Kind::Exit]
+        [
+            Kind::Create,
+            Kind::Read,
+            Kind::Write,
+            Kind::Join,
+            Kind::Exit
+        ]
     );
     let read = batch.row(1);
-    assert_eq!((read.page, read.offset, read.count, read.span), (0, 8, 3, 24));
+    assert_eq!(
+        (read.page, read.offset, read.count, read.span),
+        (0, 8, 3, 24)
+    );
     assert_eq!(read.instructions, 7);
 }
 
@@ -100,7 +109,9 @@ fn an_index_that_disagrees_with_the_page_rows_is_refused() {
 fn the_writer_refuses_a_page_size_that_is_not_a_power_of_two() {
     let mut h = header();
     h.page_size = 5000;
-    let e = TraceWriter::new(Vec::new(), Path::new("x"), &h).err().unwrap();
+    let e = TraceWriter::new(Vec::new(), Path::new("x"), &h)
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("power of two"), "{e}");
 }
 
