@@ -13,7 +13,9 @@ fn check(e: &TraceError, len: usize) {
         TraceError::Corrupt { offset, .. } => {
             assert!(*offset <= len as u64, "offset {offset} beyond {len} bytes: {e}")
         }
-        TraceError::Io { .. } | TraceError::Invalid(_) => panic!("not a corrupt-input error: {e}"),
+        TraceError::Io { .. } | TraceError::Invalid(_) | TraceError::Line { .. } => {
+            panic!("not a corrupt-input error: {e}")
+        }
     }
 }
 

@@ -3,7 +3,8 @@
 
 use clap::{Parser, Subcommand};
 use commands::{
-    bench, breakeven, list, oracle, record, report, reproduce, robustness, run, show, sweep, tune,
+    bench, breakeven, import, list, oracle, record, report, reproduce, robustness, run, show,
+    sweep, tune,
 };
 use failure::Failure;
 use std::process::ExitCode;
@@ -59,6 +60,9 @@ enum Command {
     /// thread's references folded into runs, its instructions, and its synchronisation,
     /// written as a trace that `run --workload trace --set workload.path=TRACE` replays.
     Record(record::RecordArgs),
+    /// Turn a trace recorded elsewhere (Valgrind lackey's text) into a trace that
+    /// `run --workload trace` replays.
+    Import(import::ImportArgs),
     /// Time fixed scenarios on this host: operations and simulated references per CPU
     /// second and peak memory, each scenario in a process of its own (`--compare` a stored
     /// `--json` result for ratios).
@@ -100,6 +104,7 @@ fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Bench(a) => bench::run(a),
         Command::Oracle(a) => oracle::run(a),
         Command::Record(a) => record::run(a),
+        Command::Import(a) => import::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Robustness(a) => robustness::run(a),
     }

@@ -260,3 +260,53 @@ fn record_refuses_a_page_size_that_is_not_a_power_of_two() {
     );
     assert_user_error(&o, &["--page-size 5000"]);
 }
+
+#[test]
+fn a_lackey_log_is_imported_and_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = root().join("recorder/fixtures/lackey-count.txt");
+    let o = numaplace_in(
+        dir.path(),
+        &[
+            "import",
+            "--format",
+            "lackey",
+            "--out",
+            "l.trace",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(stdout(&o).contains("813 references"), "{}", stdout(&o));
+    let o = numaplace_in(
+        dir.path(),
+        &[
+            "run",
+            "--workload",
+            "trace",
+            "--set",
+            "workload.path=\"l.trace\"",
+            "--machine",
+            "epyc-2s",
+            "--json",
+            "-",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["trace_references"].as_u64(), Some(813));
+}
+
+#[test]
+fn a_lackey_log_with_a_bad_line_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.txt"), "I  0400,3\n L 1000,zz\n").unwrap();
+    let o = numaplace_in(
+        dir.path(),
+        &[
+            "import", "--format", "lackey", "--out", "b.trace", "bad.txt",
+        ],
+    );
+    assert_user_error(&o, &["bad.txt:2:", "not a size"]);
+    assert!(!dir.path().join("b.trace").exists());
+}

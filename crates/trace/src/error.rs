@@ -24,6 +24,16 @@ pub enum TraceError {
         /// What is wrong.
         what: String,
     },
+    /// A line of a text trace (an imported format) that does not read.
+    #[error("{}:{line}: {what}", path.display())]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: u64,
+        /// What is wrong.
+        what: String,
+    },
     /// A value given to the writer that the format cannot hold.
     #[error("{0}")]
     Invalid(String),

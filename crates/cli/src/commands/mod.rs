@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod breakeven;
+pub mod import;
 pub mod list;
 pub mod oracle;
 pub mod record;
