@@ -76,6 +76,7 @@ const CRATES: &[&str] = &[
     "oracle",
     "sparse",
     "study",
+    "trace",
 ];
 
 #[test]
@@ -175,6 +176,25 @@ fn sparse_has_no_import_circle() {
 #[test]
 fn oracle_has_no_import_circle() {
     assert_no_circle("oracle");
+}
+
+#[test]
+fn trace_has_no_import_circle() {
+    assert_no_circle("trace");
+}
+
+/// The trace crate's layers (ARCHITECTURE.md, "Crates"): the format and its errors, the
+/// reader and writer on them, the sources that write traces, the workload that reads one.
+const TRACE_LAYERS: &[(&str, &[&str])] = &[
+    ("format", &["error", "format"]),
+    ("reading and writing", &["read", "write"]),
+    ("sources", &["raw", "lackey"]),
+    ("replay", &["workload"]),
+];
+
+#[test]
+fn trace_layers() {
+    assert_layers("trace", TRACE_LAYERS);
 }
 
 #[test]

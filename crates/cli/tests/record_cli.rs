@@ -63,6 +63,22 @@ fn number_before(text: &str, word: &str) -> u64 {
         .unwrap()
 }
 
+/// `numaplace run` replaying `trace` (in `dir`) on `machine`, with more arguments.
+fn replay(dir: &Path, trace: &str, machine: &str, more: &[&str]) -> std::process::Output {
+    let path = format!("workload.path={trace:?}");
+    let mut args = vec![
+        "run",
+        "--workload",
+        "trace",
+        "--set",
+        &path,
+        "--machine",
+        machine,
+    ];
+    args.extend(more);
+    numaplace_in(dir, &args)
+}
+
 const OPENMP: &str = r#"
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,21 +120,11 @@ fn an_openmp_program_compiled_here_is_recorded_and_replayed_under_policies_and_t
     let refs = number_before(&text, "references");
     let path = "workload.path=\"t.trace\"";
     for policy in ["static", "platinum", "sched-activated"] {
-        let o = numaplace_in(
+        let o = replay(
             dir.path(),
-            &[
-                "run",
-                "--workload",
-                "trace",
-                "--set",
-                path,
-                "--machine",
-                "origin2000",
-                "--policy",
-                policy,
-                "--json",
-                "-",
-            ],
+            "t.trace",
+            "origin2000",
+            &["--policy", policy, "--json", "-"],
         );
         assert!(o.status.success(), "{policy}: {}", common::stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -197,18 +203,7 @@ fn a_truncated_trace_is_refused_naming_the_byte_offset() {
     let fixture = root().join("recorder/fixtures/stencil-4.trace");
     let bytes = std::fs::read(fixture).unwrap();
     std::fs::write(dir.path().join("cut.trace"), &bytes[..bytes.len() / 2]).unwrap();
-    let o = numaplace_in(
-        dir.path(),
-        &[
-            "run",
-            "--workload",
-            "trace",
-            "--set",
-            "workload.path=\"cut.trace\"",
-            "--machine",
-            "origin2000",
-        ],
-    );
+    let o = replay(dir.path(), "cut.trace", "origin2000", &[]);
     assert_user_error(&o, &["cut.trace", "byte offset", "truncated"]);
 }
 
@@ -222,18 +217,7 @@ fn a_corrupt_batch_is_refused_naming_its_byte_offset() {
         *b = !*b;
     }
     std::fs::write(dir.path().join("bad.trace"), &bytes).unwrap();
-    let o = numaplace_in(
-        dir.path(),
-        &[
-            "run",
-            "--workload",
-            "trace",
-            "--set",
-            "workload.path=\"bad.trace\"",
-            "--machine",
-            "epyc-2s",
-        ],
-    );
+    let o = replay(dir.path(), "bad.trace", "epyc-2s", &[]);
     assert_user_error(&o, &["bad.trace", "byte offset", "batch"]);
 }
 
@@ -278,20 +262,7 @@ fn a_lackey_log_is_imported_and_replayed() {
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert!(stdout(&o).contains("813 references"), "{}", stdout(&o));
-    let o = numaplace_in(
-        dir.path(),
-        &[
-            "run",
-            "--workload",
-            "trace",
-            "--set",
-            "workload.path=\"l.trace\"",
-            "--machine",
-            "epyc-2s",
-            "--json",
-            "-",
-        ],
-    );
+    let o = replay(dir.path(), "l.trace", "epyc-2s", &["--json", "-"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["trace_references"].as_u64(), Some(813));

@@ -3,7 +3,7 @@
 
 use numaplace_harness::trace::format::{Event, Header};
 use numaplace_harness::trace::TraceWriter;
-use numaplace_harness::{resolve, run_to_json, Overrides, RunOutput};
+use numaplace_harness::{resolve, run_to_json, Overrides, RunConfig, RunOutput, UserError};
 use std::path::{Path, PathBuf};
 
 /// One thread's events, each with the instructions before it.
@@ -31,24 +31,42 @@ fn write_trace(dir: &Path, name: &str, page_size: u64, threads: &[Stream]) -> Pa
     path
 }
 
-fn run(path: &Path, policy: &str, sets: &[&str]) -> RunOutput {
-    let mut all = vec![
-        format!("workload.path={:?}", path.display().to_string()),
-        "machine.variation.enabled=false".to_string(),
-    ];
+/// The configuration replaying `path` on `machine` (the preset's policy when `None`).
+fn config(
+    machine: &str,
+    path: &Path,
+    policy: Option<&str>,
+    sets: &[&str],
+) -> Result<RunConfig, UserError> {
+    let mut all = vec![format!("workload.path={:?}", path.display().to_string())];
     all.extend(sets.iter().map(|s| s.to_string()));
-    let cfg = resolve(
+    resolve(
         None,
         &Overrides {
-            machine: Some("epyc-2s".into()),
+            machine: Some(machine.into()),
             workload: Some("trace".into()),
-            policy: Some(policy.into()),
+            policy: policy.map(Into::into),
             seed: Some(1),
             sets: all,
         },
     )
-    .unwrap();
-    run_to_json(&cfg).unwrap()
+}
+
+/// `path` replayed on `epyc-2s` under `policy`, without run-to-run variation.
+fn run(path: &Path, policy: &str, sets: &[&str]) -> RunOutput {
+    let mut all = vec!["machine.variation.enabled=false"];
+    all.extend(sets);
+    run_to_json(&config("epyc-2s", path, Some(policy), &all).unwrap()).unwrap()
+}
+
+/// The error building a replay of `path` on `machine`, as text.
+fn refusal(machine: &str, path: &Path) -> String {
+    config(machine, path, None, &[])
+        .map(|cfg| run_to_json(&cfg).map(|_| ()).map_err(|e| e.to_string()))
+        .map_or_else(
+            |e| e.to_string(),
+            |r| r.err().expect("the replay was refused"),
+        )
 }
 
 fn read(address: u64, count: u32) -> Event {
@@ -207,17 +225,7 @@ fn runs_on_the_pages_of_one_machine_page_become_one_run_at_a_larger_page_size() 
         .chain([(0, Event::Exit)])
         .collect();
     let path = write_trace(dir.path(), "p.trace", 4096, &[s]);
-    let cfg = resolve(
-        None,
-        &Overrides {
-            machine: Some("origin2000".into()),
-            workload: Some("trace".into()),
-            policy: Some("static".into()),
-            seed: Some(1),
-            sets: vec![format!("workload.path={:?}", path.display().to_string())],
-        },
-    )
-    .unwrap();
+    let cfg = config("origin2000", &path, Some("static"), &[]).unwrap();
     let out = run_to_json(&cfg).unwrap();
     assert_eq!(out.stats.pages.len(), 1);
     assert_eq!(out.stats.events.faults, 1);
@@ -263,20 +271,8 @@ fn program_placement_puts_each_page_where_the_recording_touched_it_first() {
     }
     w.finish(vec![]).unwrap();
     let cfg = |placement: &str| {
-        resolve(
-            None,
-            &Overrides {
-                machine: Some("origin2000".into()),
-                workload: Some("trace".into()),
-                policy: Some("static".into()),
-                seed: Some(1),
-                sets: vec![
-                    format!("workload.path={:?}", path.display().to_string()),
-                    format!("policy.placement={placement:?}"),
-                ],
-            },
-        )
-        .unwrap()
+        let set = format!("policy.placement={placement:?}");
+        config("origin2000", &path, Some("static"), &[&set]).unwrap()
     };
     let program = run_to_json(&cfg("program")).unwrap();
     let first_touch = run_to_json(&cfg("first-touch")).unwrap();
@@ -309,18 +305,7 @@ fn instructions_are_timed_at_the_clock_and_cpi() {
 fn a_machine_without_a_clock_asks_for_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_trace(dir.path(), "k.trace", 4096, &[vec![(10, Event::Exit)]]);
-    let e = resolve(
-        None,
-        &Overrides {
-            machine: Some("butterfly-plus".into()),
-            workload: Some("trace".into()),
-            policy: None,
-            seed: None,
-            sets: vec![format!("workload.path={:?}", path.display().to_string())],
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal("butterfly-plus", &path);
     assert!(e.contains("workload.clock_mhz"), "{e}");
 }
 
@@ -328,18 +313,7 @@ fn a_machine_without_a_clock_asks_for_one() {
 fn a_trace_folded_at_pages_larger_than_the_machines_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_trace(dir.path(), "f.trace", 65536, &[vec![(10, Event::Exit)]]);
-    let e = resolve(
-        None,
-        &Overrides {
-            machine: Some("epyc-2s".into()),
-            workload: Some("trace".into()),
-            policy: None,
-            seed: None,
-            sets: vec![format!("workload.path={:?}", path.display().to_string())],
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refusal("epyc-2s", &path);
     assert!(e.contains("--page-size 4096"), "{e}");
 }
 
@@ -347,21 +321,6 @@ fn a_trace_folded_at_pages_larger_than_the_machines_is_refused() {
 fn a_stream_cut_before_its_exit_is_refused_at_build() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_trace(dir.path(), "x.trace", 4096, &[vec![(10, read(HEAP, 1))]]);
-    let e = resolve(
-        None,
-        &Overrides {
-            machine: Some("epyc-2s".into()),
-            workload: Some("trace".into()),
-            policy: None,
-            seed: None,
-            sets: vec![format!("workload.path={:?}", path.display().to_string())],
-        },
-    )
-    .map(|cfg| run_to_json(&cfg).map(|_| ()).map_err(|e| e.to_string()));
-    let msg = match e {
-        Err(e) => e.to_string(),
-        Ok(Err(e)) => e,
-        Ok(Ok(())) => panic!("ran"),
-    };
+    let msg = refusal("epyc-2s", &path);
     assert!(msg.contains("does not end with its exit"), "{msg}");
 }

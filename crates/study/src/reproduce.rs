@@ -721,6 +721,25 @@ pub struct ReportedRow {
     pub calibrated: Option<String>,
 }
 
+impl ReportedRow {
+    /// Ours over the paper's, as a table cell ("-" without both).
+    pub fn ratio_cell(&self) -> String {
+        match self.ours {
+            Some(o) if self.theirs != 0.0 => format!("{:.3}", o / self.theirs),
+            _ => "-".into(),
+        }
+    }
+
+    /// The note cell: the calibration, if the row's value was fitted, and the unit note.
+    pub fn note_cell(&self) -> String {
+        match &self.calibrated {
+            Some(c) if self.unit_note.is_empty() => format!("calibrated: {c}"),
+            Some(c) => format!("calibrated: {c}; {}", self.unit_note),
+            None => self.unit_note.clone(),
+        }
+    }
+}
+
 /// The outcome of reproducing a paper.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReproReport {
@@ -804,15 +823,8 @@ impl ReproReport {
                         .map(|h| format!("±{}", fmt_num(h)))
                         .unwrap_or_else(|| "-".into()),
                     r.n.to_string(),
-                    match r.ours {
-                        Some(o) if r.theirs != 0.0 => format!("{:.3}", o / r.theirs),
-                        _ => "-".into(),
-                    },
-                    match &r.calibrated {
-                        Some(c) if r.unit_note.is_empty() => format!("calibrated: {c}"),
-                        Some(c) => format!("calibrated: {c}; {}", r.unit_note),
-                        None => r.unit_note.clone(),
-                    },
+                    r.ratio_cell(),
+                    r.note_cell(),
                 ]
             })
             .collect();

@@ -70,20 +70,11 @@ impl Batch {
         self.len() == 0
     }
 
-    /// Row `i` (checked when the batch was read).
+    /// Row `i` of a checked batch ([`TraceReader::read_batch`]; panics on a kind that
+    /// is not a trace's, which a checked batch never holds).
     #[inline]
     pub fn row(&self, i: usize) -> Row {
-        Row {
-            instructions: self.instructions.values()[i],
-            kind: Kind::from_u8(self.kind.values()[i]).expect("kinds are checked on reading"),
-            page: self.page.values()[i],
-            offset: self.off.values()[i],
-            span: self.span.values()[i],
-            count: self.count.values()[i],
-            object: self.object.values()[i],
-            seq: self.seq.values()[i],
-            parties: self.parties.values()[i],
-        }
+        self.try_row(i).expect("kinds are checked on reading")
     }
 
     /// Each row's kind, as stored (checked by [`TraceReader::read_batch`] only).

@@ -271,15 +271,8 @@ fn reported_table(rows: &[&ReportedRow], calibration: bool) -> (Vec<String>, Vec
                     None => "-".into(),
                 },
                 r.n.to_string(),
-                match r.ours {
-                    Some(o) if r.theirs != 0.0 => format!("{:.3}", o / r.theirs),
-                    _ => "-".into(),
-                },
-                match &r.calibrated {
-                    Some(c) if r.unit_note.is_empty() => format!("calibrated: {c}"),
-                    Some(c) => format!("calibrated: {c}; {}", r.unit_note),
-                    None => r.unit_note.clone(),
-                },
+                r.ratio_cell(),
+                r.note_cell(),
             ]
         })
         .collect();
