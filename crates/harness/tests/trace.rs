@@ -65,7 +65,7 @@ fn refusal(machine: &str, path: &Path) -> String {
         .map(|cfg| run_to_json(&cfg).map(|_| ()).map_err(|e| e.to_string()))
         .map_or_else(
             |e| e.to_string(),
-            |r| r.err().expect("the replay was refused"),
+            |r| r.expect_err("the replay was refused"),
         )
 }
 
