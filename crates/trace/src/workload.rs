@@ -111,8 +111,9 @@ const CHUNK: usize = 1024;
 /// Femtoseconds in a nanosecond.
 const FS_PER_NS: u64 = 1_000_000;
 
-fn field_error(c: &TraceConfig, e: TraceError) -> ConfigError {
-    let _ = c;
+/// A trace that cannot be read, as an error of the field that names it (the message
+/// names the file and the byte offset).
+fn path_error(e: TraceError) -> ConfigError {
     ConfigError::new("workload.path", e.to_string())
 }
 
@@ -136,7 +137,7 @@ impl Plan {
                 "give the trace to replay: --set workload.path=FILE (numaplace record writes one)",
             ));
         }
-        let mut reader = TraceReader::open(Path::new(&c.path)).map_err(|e| field_error(c, e))?;
+        let mut reader = TraceReader::open(Path::new(&c.path)).map_err(path_error)?;
         let fold = reader.header().page_size;
         let mps = machine.page_size();
         if mps < fold {
@@ -163,8 +164,8 @@ impl Plan {
                 format!("{}: the trace holds no thread", c.path),
             ));
         }
-        let table = reader.page_table().map_err(|e| field_error(c, e))?;
-        let firsts = first_touchers(&mut reader).map_err(|e| field_error(c, e))?;
+        let table = reader.page_table().map_err(path_error)?;
+        let firsts = first_touchers(&mut reader).map_err(path_error)?;
         // Machine pages in address order.
         let shift = mps.trailing_zeros();
         let mut machine_pages: Vec<u64> = table.iter().map(|a| a >> shift).collect();
@@ -292,7 +293,7 @@ impl TraceProgram {
             fs_per_instruction,
         } = Plan::new(c, machine)?;
         let events = check(&mut reader).map_err(|e| match e {
-            Check::Trace(e) => field_error(c, e),
+            Check::Trace(e) => path_error(e),
             Check::Inconsistent(what) => {
                 ConfigError::new("workload.path", format!("{}: {what}", c.path))
             }
