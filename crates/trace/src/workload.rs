@@ -277,6 +277,8 @@ pub struct TraceProgram {
     cursors: Vec<Cursor>,
     fs_per_instruction: u64,
     word_bytes: u64,
+    /// The trace's folding page size.
+    fold_bytes: u64,
     failure: Option<String>,
     refs: u64,
     instructions: u64,
@@ -298,6 +300,7 @@ impl TraceProgram {
                 ConfigError::new("workload.path", format!("{}: {what}", c.path))
             }
         })?;
+        let fold_bytes = reader.header().page_size;
         let mut layout = Layout::new();
         let mps = machine.page_size();
         let words = mps / machine.config.word_size_bytes;
@@ -339,6 +342,7 @@ impl TraceProgram {
             cursors,
             fs_per_instruction,
             word_bytes: machine.config.word_size_bytes,
+            fold_bytes,
             failure: None,
             refs: 0,
             instructions: 0,
@@ -562,6 +566,16 @@ impl Program for TraceProgram {
                         });
                         return;
                     };
+                    if row.count == 0 || row.offset as u64 + row.span as u64 > self.fold_bytes {
+                        self.failure.get_or_insert_with(|| {
+                            format!(
+                                "{}: thread {t}: a run of {} references at offset {} spanning {} bytes, on a page of {}",
+                                self.reader.path().display(),
+                                row.count, row.offset, row.span, self.fold_bytes
+                            )
+                        });
+                        return;
+                    }
                     let at = base.saturating_add(row.offset);
                     let end = at.saturating_add(row.span);
                     self.refs += row.count as u64;
@@ -661,7 +675,8 @@ fn check(reader: &mut TraceReader) -> Result<Events, Check> {
         let mut first = true;
         let mut last = None;
         for b in batches {
-            let batch = reader.read_batch(b)?;
+            // The markers only: a run's fields are checked as the replay reads them.
+            let batch = reader.read_markers(b)?;
             for i in 0..batch.len() {
                 let r = batch.row(i);
                 if first && t > 0 && r.kind != Kind::Start {

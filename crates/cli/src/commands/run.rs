@@ -123,7 +123,11 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     bar.finish_and_clear();
     let (stats, page_data, located) = result.map_err(|e| match e {
         SimError::Config(c) => Failure::from(UserError::new(format!("invalid configuration: {c}"))),
-        e @ SimError::TimeOverflow { .. } => Failure::from(UserError::new(e.to_string())),
+        // A program that stopped early (a replayed trace unreadable mid-run) stopped on
+        // its input, as an overflow does on the configuration's numbers.
+        e @ (SimError::TimeOverflow { .. } | SimError::Program { .. }) => {
+            Failure::from(UserError::new(e.to_string()))
+        }
         other => Failure::from(anyhow::Error::new(other).context("simulation failed")),
     })?;
     // The record without its per-page list; the list is written a page at a time.
