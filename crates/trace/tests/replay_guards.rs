@@ -9,14 +9,13 @@ use numaplace_trace::format::{self, Header, Index, Kind, ThreadTotals, PAGE_BATC
 use numaplace_trace::workload::{TraceConfig, TraceProgram};
 use std::sync::Arc;
 
-/// One batch of rows (kind, page, count, object).
-fn batch(
-    schema: &Arc<arrow_schema::Schema>,
-    thread: u32,
-    rows: &[(Kind, u32, u32, u64)],
-) -> RecordBatch {
+/// A row: kind, page, count, object.
+type Row = (Kind, u32, u32, u64);
+
+/// One batch of rows.
+fn batch(schema: &Arc<arrow_schema::Schema>, thread: u32, rows: &[Row]) -> RecordBatch {
     let n = rows.len();
-    let u32s = |f: &dyn Fn(&(Kind, u32, u32, u64)) -> u32| -> ArrayRef {
+    let u32s = |f: &dyn Fn(&Row) -> u32| -> ArrayRef {
         Arc::new(UInt32Array::from(rows.iter().map(f).collect::<Vec<_>>()))
     };
     let cols: Vec<ArrayRef> = vec![
