@@ -491,8 +491,8 @@ impl TraceProgram {
         }
         let number = c.batches[c.next];
         c.next += 1;
-        // The trace was checked whole when the program was built; a replay reads it
-        // again without the row checks and guards what it indexes by.
+        // The markers were checked when the program was built; a replay reads the
+        // batches without the row checks and checks what it uses as it goes.
         match self.reader.read_batch_unchecked(number) {
             Ok(b) => {
                 let c = &mut self.cursors[t];
