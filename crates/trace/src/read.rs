@@ -340,7 +340,7 @@ impl<R: Source> TraceReader<R> {
     /// Reads and checks batch `number`'s synchronisation columns only (`thread`, `kind`,
     /// `object`, `seq`, `parties`; a run's page, offset, span and count read as 0, 0, 0,
     /// 1 and are not checked, nor are they decompressed): what a replay checks before it
-    /// starts, at about half the cost of decoding the whole trace.
+    /// starts.
     pub fn read_markers(&mut self, number: u32) -> Result<Batch, TraceError> {
         self.read(number, Mode::Markers)
     }
