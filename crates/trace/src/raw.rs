@@ -42,7 +42,7 @@ pub struct Converted {
 /// Reads a raw stream from `input` (named `source` in errors) and writes it as a trace of
 /// `header` (whose page size is replaced by the stream's) to `out`. `progress` is called
 /// with the bytes read so far now and then.
-pub fn convert<R: Read, W: Write>(
+pub fn convert<R: Read, W: Write + Send + 'static>(
     mut input: R,
     source: &Path,
     mut header: Header,
@@ -60,7 +60,7 @@ pub fn convert<R: Read, W: Write>(
         ));
     }
     header.page_size = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
-    let mut w = TraceWriter::new(out, out_path, &header)?;
+    let mut w = TraceWriter::new_threaded(out, out_path, &header)?;
     let mut notes: Vec<u64> = Vec::new();
     let mut offset = 32u64;
     let mut records = 0u64;

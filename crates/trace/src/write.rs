@@ -96,7 +96,7 @@ impl Rows {
 /// a trace not finished is truncated, and readers refuse it.
 pub struct TraceWriter<W: Write> {
     path: PathBuf,
-    out: FileWriter<W>,
+    out: Sink<W>,
     schema: SchemaRef,
     shift: u32,
     threads: Vec<Rows>,
@@ -118,6 +118,29 @@ impl TraceWriter<std::io::BufWriter<std::fs::File>> {
     }
 }
 
+impl<W: Write + Send + 'static> TraceWriter<W> {
+    /// A trace of `header` written to `out` by a thread of its own, which encodes and
+    /// compresses each batch while this one fills the next (recording is bound by the
+    /// writing otherwise). The bytes are those [`TraceWriter::new`] writes.
+    pub fn new_threaded(out: W, path: &Path, header: &Header) -> Result<Self, TraceError> {
+        let mut w = TraceWriter::new(out, path, header)?;
+        let Sink::Here(file) = std::mem::replace(&mut w.out, Sink::Gone) else {
+            unreachable!("a new writer writes here")
+        };
+        // A few batches in flight bound the memory.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(4);
+        let done = std::thread::spawn(move || {
+            let mut file = *file;
+            for batch in rx {
+                file.write(&batch)?;
+            }
+            Ok(file)
+        });
+        w.out = Sink::Thread { tx, done };
+        Ok(w)
+    }
+}
+
 impl<W: Write> TraceWriter<W> {
     /// A trace of `header` written to `out` (`path` names it in errors).
     pub fn new(out: W, path: &Path, header: &Header) -> Result<Self, TraceError> {
@@ -131,8 +154,10 @@ impl<W: Write> TraceWriter<W> {
         let options = IpcWriteOptions::default()
             .try_with_compression(Some(CompressionType::ZSTD))
             .map_err(|e| TraceError::Invalid(e.to_string()))?;
-        let out = FileWriter::try_new_with_options(out, &schema, options)
-            .map_err(|e| arrow_error(path, e))?;
+        let out = Sink::Here(Box::new(
+            FileWriter::try_new_with_options(out, &schema, options)
+                .map_err(|e| arrow_error(path, e))?,
+        ));
         Ok(TraceWriter {
             path: path.to_path_buf(),
             out,
@@ -265,9 +290,7 @@ impl<W: Write> TraceWriter<W> {
         let n = rows.len() as u32;
         let batch = rows.take(&self.schema, thread);
         rows.reserve();
-        self.out
-            .write(&batch)
-            .map_err(|e| arrow_error(&self.path, e))?;
+        self.out.write(batch, &self.path)?;
         self.index.batches.push((thread as i64, n));
         Ok(())
     }
@@ -300,9 +323,7 @@ impl<W: Write> TraceWriter<W> {
             let mut cols = batch.columns().to_vec();
             cols[0] = Arc::new(UInt32Array::from(threads));
             batch = RecordBatch::try_new(self.schema.clone(), cols).expect("columns match");
-            self.out
-                .write(&batch)
-                .map_err(|e| arrow_error(&self.path, e))?;
+            self.out.write(batch, &self.path)?;
             self.index.batches.push((PAGE_BATCH, n as u32));
         }
         self.index.threads = self.threads.len() as u32;
@@ -310,17 +331,72 @@ impl<W: Write> TraceWriter<W> {
         self.index.totals = std::mem::take(&mut self.totals);
         self.index.notes = notes;
         let index = std::mem::take(&mut self.index);
-        self.out.write_metadata(
+        let mut out = self.out.into_writer(&self.path)?;
+        out.write_metadata(
             format::INDEX_KEY,
             serde_json::to_string(&index).expect("an index serializes"),
         );
-        self.out.finish().map_err(|e| arrow_error(&self.path, e))?;
-        let mut inner = self
-            .out
-            .into_inner()
-            .map_err(|e| arrow_error(&self.path, e))?;
+        out.finish().map_err(|e| arrow_error(&self.path, e))?;
+        let mut inner = out.into_inner().map_err(|e| arrow_error(&self.path, e))?;
         inner.flush().map_err(|e| TraceError::io(&self.path, e))?;
         Ok(index)
+    }
+}
+
+/// Where batches go: arrow's file writer, here or on a thread of its own.
+enum Sink<W: Write> {
+    Here(Box<FileWriter<W>>),
+    Thread {
+        tx: std::sync::mpsc::SyncSender<RecordBatch>,
+        done: std::thread::JoinHandle<Result<FileWriter<W>, arrow_schema::ArrowError>>,
+    },
+    /// Between the two (only while a threaded writer is made).
+    Gone,
+}
+
+impl<W: Write> Sink<W> {
+    fn write(&mut self, batch: RecordBatch, path: &Path) -> Result<(), TraceError> {
+        match self {
+            Sink::Here(file) => file.write(&batch).map_err(|e| arrow_error(path, e)),
+            Sink::Thread { tx, .. } => {
+                if tx.send(batch).is_ok() {
+                    return Ok(());
+                }
+                // The writing thread stopped: its error says why.
+                match std::mem::replace(self, Sink::Gone).into_writer(path) {
+                    Err(e) => Err(e),
+                    Ok(_) => Err(TraceError::Invalid(format!(
+                        "{}: the writing thread stopped",
+                        path.display()
+                    ))),
+                }
+            }
+            Sink::Gone => Err(TraceError::Invalid(format!(
+                "{}: the writer failed before",
+                path.display()
+            ))),
+        }
+    }
+
+    /// The file writer, once every batch sent is written.
+    fn into_writer(self, path: &Path) -> Result<FileWriter<W>, TraceError> {
+        match self {
+            Sink::Here(file) => Ok(*file),
+            Sink::Thread { tx, done } => {
+                drop(tx);
+                match done.join() {
+                    Ok(r) => r.map_err(|e| arrow_error(path, e)),
+                    Err(_) => Err(TraceError::Invalid(format!(
+                        "{}: the writing thread panicked",
+                        path.display()
+                    ))),
+                }
+            }
+            Sink::Gone => Err(TraceError::Invalid(format!(
+                "{}: the writer failed before",
+                path.display()
+            ))),
+        }
     }
 }
 

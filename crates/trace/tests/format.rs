@@ -19,7 +19,13 @@ fn header() -> Header {
 /// A small two-thread trace in memory.
 fn small() -> Vec<u8> {
     let mut out = Vec::new();
-    let mut w = TraceWriter::new(&mut out, Path::new("mem"), &header()).unwrap();
+    let w = TraceWriter::new(&mut out, Path::new("mem"), &header()).unwrap();
+    fill(w);
+    out
+}
+
+/// The small trace's events, written and finished.
+fn fill<W: std::io::Write>(mut w: TraceWriter<W>) {
     let run = |write, address, count| Event::Run {
         write,
         address,
@@ -37,7 +43,6 @@ fn small() -> Vec<u8> {
     w.push(1, 0, Event::Exit).unwrap();
     w.push(0, 0, Event::Exit).unwrap();
     w.finish(vec!["a note".into()]).unwrap();
-    out
 }
 
 #[test]
@@ -71,6 +76,15 @@ fn what_is_written_reads_back_thread_by_thread() {
         (0, 8, 3, 24)
     );
     assert_eq!(read.instructions, 7);
+}
+
+#[test]
+fn a_writer_on_a_thread_of_its_own_writes_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.trace");
+    let file = std::fs::File::create(&path).unwrap();
+    fill(TraceWriter::new_threaded(file, &path, &header()).unwrap());
+    assert_eq!(std::fs::read(&path).unwrap(), small());
 }
 
 #[test]
