@@ -81,25 +81,26 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order of their column values.
+    pub const ALL: [Kind; 13] = [
+        Kind::Read,
+        Kind::Write,
+        Kind::Create,
+        Kind::Start,
+        Kind::Exit,
+        Kind::Join,
+        Kind::Acquire,
+        Kind::Release,
+        Kind::Barrier,
+        Kind::Fork,
+        Kind::Enter,
+        Kind::Leave,
+        Kind::Page,
+    ];
+
     /// The kind a `kind` column value stands for.
     pub fn from_u8(v: u8) -> Option<Kind> {
-        use Kind::*;
-        Some(match v {
-            0 => Read,
-            1 => Write,
-            2 => Create,
-            3 => Start,
-            4 => Exit,
-            5 => Join,
-            6 => Acquire,
-            7 => Release,
-            8 => Barrier,
-            9 => Fork,
-            10 => Enter,
-            11 => Leave,
-            12 => Page,
-            _ => return None,
-        })
+        Kind::ALL.get(v as usize).copied()
     }
 
     /// Its name, as the documentation writes it.

@@ -489,6 +489,12 @@ impl<R: Source> TraceReader<R> {
 
     /// The page table: each page's virtual address, by index.
     pub fn page_table(&mut self) -> Result<Vec<u64>, TraceError> {
+        Ok(self.pages()?.into_iter().map(|(a, _)| a).collect())
+    }
+
+    /// The page table with each page's first toucher: (virtual address, the thread that
+    /// touched it first), by index.
+    pub fn pages(&mut self) -> Result<Vec<(u64, u32)>, TraceError> {
         let mut table = Vec::with_capacity(self.index.pages as usize);
         for b in self.page_batches.clone() {
             let batch = self.read_batch(b)?;
@@ -505,7 +511,7 @@ impl<R: Source> TraceReader<R> {
                         ),
                     ));
                 }
-                table.push(r.object);
+                table.push((r.object, batch.thread(i)));
             }
         }
         Ok(table)

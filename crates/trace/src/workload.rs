@@ -164,11 +164,10 @@ impl Plan {
                 format!("{}: the trace holds no thread", c.path),
             ));
         }
-        let table = reader.page_table().map_err(path_error)?;
-        let firsts = first_touchers(&mut reader).map_err(path_error)?;
+        let table = reader.pages().map_err(path_error)?;
         // Machine pages in address order.
         let shift = mps.trailing_zeros();
-        let mut machine_pages: Vec<u64> = table.iter().map(|a| a >> shift).collect();
+        let mut machine_pages: Vec<u64> = table.iter().map(|(a, _)| a >> shift).collect();
         machine_pages.sort_unstable();
         machine_pages.dedup();
         if machine_pages.len() > numaplace_core::estimate::MAX_PAGES as usize {
@@ -181,17 +180,14 @@ impl Plan {
                 ),
             ));
         }
-        let dense: HashMap<u64, u32> = machine_pages
-            .iter()
-            .enumerate()
-            .map(|(i, &p)| (p, i as u32))
-            .collect();
         let mut first = vec![u32::MAX; machine_pages.len()];
         let map: Vec<(u32, u32)> = table
             .iter()
-            .zip(&firsts)
-            .map(|(&a, &t)| {
-                let m = dense[&(a >> shift)];
+            .map(|&(a, t)| {
+                let m = machine_pages
+                    .binary_search(&(a >> shift))
+                    .expect("every trace page's machine page is listed")
+                    as u32;
                 // The page table is in first-touch order: the first trace page of a
                 // machine page names its first toucher.
                 if first[m as usize] == u32::MAX {
@@ -209,24 +205,6 @@ impl Plan {
             fs_per_instruction,
         })
     }
-}
-
-/// The thread that touched each trace page first (the page rows' `thread`).
-fn first_touchers(reader: &mut TraceReader) -> Result<Vec<u32>, TraceError> {
-    let page_batches: Vec<u32> = reader
-        .index()
-        .batches
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.0 == crate::format::PAGE_BATCH)
-        .map(|(i, _)| i as u32)
-        .collect();
-    let mut out = Vec::with_capacity(reader.index().pages as usize);
-    for b in page_batches {
-        let batch = reader.read_batch(b)?;
-        out.extend((0..batch.len()).map(|i| batch.thread(i)));
-    }
-    Ok(out)
 }
 
 /// Event counts: thread creations, exits, region forks, then one per lock or barrier.
