@@ -72,6 +72,32 @@ pub struct Layout {
     overflowed: Option<String>,
 }
 
+/// For every page of the programs laid out one after another at page size `ps`, the
+/// names of the arrays it holds, joined by `+` (a page shared by two data structures
+/// shows both: PLATINUM's sec. 4.2 diagnosis).
+pub fn page_names<'a>(layouts: impl Iterator<Item = &'a Layout>, ps: u64) -> Vec<String> {
+    let mut names = Vec::new();
+    for layout in layouts {
+        let base = names.len();
+        names.resize(base + layout.pages(ps) as usize, String::new());
+        for a in layout.arrays() {
+            if a.span() == 0 {
+                continue;
+            }
+            let first = a.base / ps;
+            let last = (a.base + a.span() - 1) / ps;
+            for v in first..=last {
+                let slot: &mut String = &mut names[base + v as usize];
+                if !slot.is_empty() {
+                    slot.push('+');
+                }
+                slot.push_str(&a.name);
+            }
+        }
+    }
+    names
+}
+
 impl Layout {
     /// An empty address space.
     pub fn new() -> Layout {

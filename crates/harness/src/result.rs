@@ -264,11 +264,11 @@ pub fn run_monitored(
     if let Some((m, every)) = monitor {
         engine.set_monitor(m, every);
     }
-    let stats = engine.run()?;
     let data = if cfg.report.per_page {
-        cfg.page_data()?
+        engine.page_data()
     } else {
         Vec::new()
     };
+    let stats = engine.run()?;
     Ok((stats, data))
 }
