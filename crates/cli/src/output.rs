@@ -75,3 +75,59 @@ pub fn write_page(path: &std::path::Path, page: &str) -> Result<(), Failure> {
     eprintln!("wrote {}", path.display());
     Ok(())
 }
+
+/// Prints `report`, and when asked writes the JSON record to `json` with `write`, which
+/// streams it (`-`: standard output gets only the JSON and the report goes to standard
+/// error): a record with a per-page list is never held whole, as text or as values.
+pub fn emit_streamed(
+    report: String,
+    json: Option<PathBuf>,
+    write: impl FnOnce(&mut dyn std::io::Write) -> serde_json::Result<()>,
+) -> Result<(), Failure> {
+    let to_stdout = json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if to_stdout {
+        eprint!("{report}");
+    } else {
+        out(&report)?;
+    }
+    match json {
+        Some(path) => write_streamed(&path, write),
+        None => Ok(()),
+    }
+}
+
+/// Writes a JSON record to `path` (`-`: standard output) with `write`, which streams it,
+/// and a final newline.
+pub fn write_streamed(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> serde_json::Result<()>,
+) -> Result<(), Failure> {
+    use std::io::Write;
+    if path.as_os_str() == "-" {
+        let mut o = std::io::BufWriter::new(std::io::stdout().lock());
+        write(&mut o)
+            .map_err(std::io::Error::from)
+            .and_then(|()| o.write_all(b"\n"))
+            .and_then(|()| o.flush())
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    Failure::closed_pipe()
+                } else {
+                    Failure {
+                        code: 1,
+                        err: anyhow::Error::new(e).context("writing the result to standard output"),
+                    }
+                }
+            })
+    } else {
+        let file =
+            std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
+        let mut w = std::io::BufWriter::new(file);
+        write(&mut w)
+            .map_err(std::io::Error::from)
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
+}
