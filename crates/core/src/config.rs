@@ -435,11 +435,6 @@ impl RunConfig {
                 },
             ),
             part(
-                "fault handlers and policy per-page work",
-                &size,
-                pages.saturating_mul(24),
-            ),
-            part(
                 "policy's own per-page state",
                 &size,
                 pages.saturating_mul(policy.state_bytes_per_page()),
