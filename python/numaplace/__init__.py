@@ -293,7 +293,9 @@ def _source(config: Config) -> tuple[str, str | None]:
     if isinstance(config, os.PathLike):
         return "path", os.fspath(config)
     if isinstance(config, str):
-        if "\n" not in config and "=" not in config and Path(config).is_file():
+        # TOML text sets something (`key = value`) or spans lines; anything else names a
+        # file, which the native side reads (a missing one is a ConfigError naming it).
+        if Path(config).is_file() or ("\n" not in config and "=" not in config):
             return "path", config
         return "toml", config
     raise TypeError(f"config must be a mapping, TOML text or a path, not {type(config).__name__}")

@@ -49,8 +49,13 @@ def test_an_unknown_machine_is_a_config_error_listing_the_known_ones() -> None:
 
 
 def test_an_unreadable_file_is_a_config_error_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(numaplace.ConfigError, match="cannot read"):
+    with pytest.raises(numaplace.ConfigError, match=r"missing\.toml: cannot read"):
         numaplace.run(tmp_path / "missing.toml")
+
+
+def test_a_string_naming_a_missing_file_is_read_as_a_path_not_as_toml(tmp_path: Path) -> None:
+    with pytest.raises(numaplace.ConfigError, match=r"missing\.toml: cannot read"):
+        numaplace.run(str(tmp_path / "missing.toml"))
 
 
 def test_a_run_over_the_operation_limit_is_a_limit_error_naming_the_driving_field() -> None:
