@@ -656,7 +656,32 @@ fn sweep<'py>(
         .detach(|| plan_sweep(&spec, &runner, &opts))
         .map_err(|e| user_err(py, &UserError::new(format!("{e:#}"))))?;
     let outcome = match submit {
-        None => py.detach(|| run_plan(&plan, &runner, &opts)),
+        None => {
+            // The runs go on a thread of their own while this one, the interpreter's,
+            // looks for a pending signal every 100 ms: Ctrl-C stops the sweep as it
+            // stops `numaplace sweep` (no new run starts, those in flight are stored),
+            // then is raised.
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            opts.stop = Some(stop.clone());
+            let mut signal = None;
+            let outcome = std::thread::scope(|scope| {
+                let sweep = scope.spawn(|| run_plan(&plan, &runner, &opts));
+                while !sweep.is_finished() {
+                    py.detach(|| std::thread::sleep(std::time::Duration::from_millis(100)));
+                    if signal.is_none() {
+                        if let Err(e) = py.check_signals() {
+                            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                            signal = Some(e);
+                        }
+                    }
+                }
+                sweep.join()
+            });
+            if let Some(e) = signal {
+                return Err(e);
+            }
+            outcome.map_err(|_| internal("the sweep's thread panicked"))?
+        }
         Some(submit) => {
             let executor = PyExecutor {
                 submit,

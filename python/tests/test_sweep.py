@@ -84,3 +84,36 @@ def test_the_records_are_those_of_numaplace_sweep(spec: Path, tmp_path: Path, cl
         return sorted((json.loads(x) for x in p.read_text().splitlines()), key=lambda r: r["id"])
 
     assert records(py_out) == records(cli_out)
+
+
+SLOW = """
+name = "slow"
+trials = 8
+seed_base = 1
+
+[base.workload]
+kind = "gups"
+updates = 5_000_000
+working_set_bytes = 16_000_000
+
+[base.report]
+per_page = false
+
+[output]
+metric = "makespan_ns"
+"""
+
+
+def test_ctrl_c_stops_a_sweep_keeping_what_finished_for_resume(tmp_path: Path) -> None:
+    import _thread
+    import threading
+
+    spec, out = tmp_path / "slow.toml", tmp_path / "slow.jsonl"
+    spec.write_text(SLOW)
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    with pytest.raises(KeyboardInterrupt):
+        numaplace.sweep(spec, out=out, jobs=1)
+    kept = len(out.read_text().splitlines())
+    assert 0 < kept < 8
+    rest = numaplace.sweep(spec, out=out, jobs=1, resume=True)
+    assert (rest.executed, rest.skipped) == (8 - kept, kept)
