@@ -1,7 +1,7 @@
 //! Recording a run and solving its offline optimum: `run --oracle` and `oracle` both do it.
 
 use crate::failure::Failure;
-use crate::output::emit;
+use crate::output::emit_streamed;
 use numaplace_core::SimError;
 use numaplace_harness::{text, UserError};
 use std::path::PathBuf;
@@ -76,14 +76,8 @@ pub fn run_oracle(
         top,
         rss,
     ));
-    emit(report, json, || {
-        let mut v = run.json.clone();
-        if let Some(o) = v.as_object_mut() {
-            o.insert(
-                "oracle".into(),
-                numaplace_harness::oracle::oracle_json(&sol, true),
-            );
-        }
-        v
+    emit_streamed(report, json, |w| {
+        let oracle = numaplace_harness::oracle::oracle_json(&sol, false);
+        numaplace_harness::oracle::write_oracle_record(w, &run, &oracle, &sol)
     })
 }

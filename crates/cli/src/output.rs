@@ -11,16 +11,19 @@ pub fn out(text: &str) -> Result<(), Failure> {
     let mut o = std::io::stdout().lock();
     o.write_all(text.as_bytes())
         .and_then(|()| o.flush())
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                Failure::closed_pipe()
-            } else {
-                Failure {
-                    code: 1,
-                    err: anyhow::Error::new(e).context("writing to standard output"),
-                }
-            }
-        })
+        .map_err(stdout_failure)
+}
+
+/// A failed write to standard output: a closed pipe ends quietly, anything else fails.
+fn stdout_failure(e: std::io::Error) -> Failure {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Failure::closed_pipe()
+    } else {
+        Failure {
+            code: 1,
+            err: anyhow::Error::new(e).context("writing to standard output"),
+        }
+    }
 }
 
 /// Prints `report`, and the JSON `value()` to `json` when asked (`-`: standard output
@@ -30,22 +33,7 @@ pub fn emit(
     json: Option<PathBuf>,
     value: impl FnOnce() -> serde_json::Value,
 ) -> Result<(), Failure> {
-    let to_stdout = json.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    if to_stdout {
-        eprint!("{report}");
-    } else {
-        out(&report)?;
-    }
-    if let Some(path) = json {
-        let body = serde_json::to_string_pretty(&value()).context("serialising the result")?;
-        if to_stdout {
-            out(&(body + "\n"))?;
-        } else {
-            std::fs::write(&path, body + "\n")
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-    }
-    Ok(())
+    emit_streamed(report, json, |w| serde_json::to_writer_pretty(w, &value()))
 }
 
 /// The command as it was typed, for a page to say what made it: `numaplace` and the
@@ -74,4 +62,51 @@ pub fn write_page(path: &std::path::Path, page: &str) -> Result<(), Failure> {
     std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+/// Prints `report`, and when asked writes the JSON record to `json` with `write`, which
+/// streams it (`-`: standard output gets only the JSON and the report goes to standard
+/// error): a record with a per-page list is never held whole, as text or as values.
+pub fn emit_streamed(
+    report: String,
+    json: Option<PathBuf>,
+    write: impl FnOnce(&mut dyn std::io::Write) -> serde_json::Result<()>,
+) -> Result<(), Failure> {
+    let to_stdout = json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if to_stdout {
+        eprint!("{report}");
+    } else {
+        out(&report)?;
+    }
+    match json {
+        Some(path) => write_streamed(&path, write),
+        None => Ok(()),
+    }
+}
+
+/// Writes a JSON record to `path` (`-`: standard output) with `write`, which streams it,
+/// and a final newline.
+pub fn write_streamed(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> serde_json::Result<()>,
+) -> Result<(), Failure> {
+    use std::io::Write;
+    if path.as_os_str() == "-" {
+        let mut o = std::io::BufWriter::new(std::io::stdout().lock());
+        write(&mut o)
+            .map_err(std::io::Error::from)
+            .and_then(|()| o.write_all(b"\n"))
+            .and_then(|()| o.flush())
+            .map_err(stdout_failure)
+    } else {
+        let file =
+            std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
+        let mut w = std::io::BufWriter::new(file);
+        write(&mut w)
+            .map_err(std::io::Error::from)
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
 }

@@ -435,11 +435,6 @@ impl RunConfig {
                 },
             ),
             part(
-                "fault handlers and policy per-page work",
-                &size,
-                pages.saturating_mul(24),
-            ),
-            part(
                 "policy's own per-page state",
                 &size,
                 pages.saturating_mul(policy.state_bytes_per_page()),
@@ -492,7 +487,6 @@ impl RunConfig {
     pub fn page_data(&self) -> Result<Vec<String>, SimError> {
         let machine = Machine::new(self.machine.clone())?;
         let ps = machine.page_size();
-        let mut names = Vec::new();
         let mut built = Vec::new();
         for (i, p) in self.programs()?.iter().enumerate() {
             built.extend(
@@ -501,26 +495,10 @@ impl RunConfig {
                     .map_err(|e| self.in_program(i, e))?,
             );
         }
-        for p in built {
-            let layout = p.layout();
-            let base = names.len();
-            names.resize(base + layout.pages(ps) as usize, String::new());
-            for a in layout.arrays() {
-                if a.span() == 0 {
-                    continue;
-                }
-                let first = a.base / ps;
-                let last = (a.base + a.span() - 1) / ps;
-                for v in first..=last {
-                    let slot = &mut names[base + v as usize];
-                    if !slot.is_empty() {
-                        slot.push('+');
-                    }
-                    slot.push_str(&a.name);
-                }
-            }
-        }
-        Ok(names)
+        Ok(crate::memory::page_names(
+            built.iter().map(|p| p.layout()),
+            ps,
+        ))
     }
 
     /// Runs the simulation.

@@ -72,6 +72,32 @@ pub struct Layout {
     overflowed: Option<String>,
 }
 
+/// For every page of the programs laid out one after another at page size `ps`, the
+/// names of the arrays it holds, joined by `+` (a page shared by two data structures
+/// shows both: PLATINUM's sec. 4.2 diagnosis).
+pub fn page_names<'a>(layouts: impl Iterator<Item = &'a Layout>, ps: u64) -> Vec<String> {
+    let mut names = Vec::new();
+    for layout in layouts {
+        let base = names.len();
+        names.resize(base + layout.pages(ps) as usize, String::new());
+        for a in layout.arrays() {
+            if a.span() == 0 {
+                continue;
+            }
+            let first = a.base / ps;
+            let last = (a.base + a.span() - 1) / ps;
+            for v in first..=last {
+                let slot: &mut String = &mut names[base + v as usize];
+                if !slot.is_empty() {
+                    slot.push('+');
+                }
+                slot.push_str(&a.name);
+            }
+        }
+    }
+    names
+}
+
 impl Layout {
     /// An empty address space.
     pub fn new() -> Layout {
@@ -266,6 +292,7 @@ pub struct Memory {
     extra_words: usize,
     /// Per page, for each set in [`Set`] order, its words beyond the first.
     wide: Vec<u64>,
+    /// Per page, its aged modification bits; empty until the first aging.
     mod_history: Vec<u32>,
     /// Rows of `nodes` targets, one per page with several copies.
     targets: Vec<NodeId>,
@@ -312,7 +339,9 @@ impl Memory {
             recs: crate::bigvec::filled(npages, PageRec::default()),
             extra_words,
             wide: vec![0; npages * 3 * extra_words],
-            mod_history: crate::bigvec::filled(npages, 0),
+            // Allocated when a page's modifications are first aged: only a policy that
+            // reads their history (DUnX's recent-modification test) pays for it.
+            mod_history: Vec::new(),
             targets: Vec::new(),
             free_slots: Vec::new(),
             pte_locked_until: Vec::new(),
@@ -467,7 +496,7 @@ impl Memory {
             mapped: self.set(p, Set::Mapped),
             writers: self.set(p, Set::Writers),
             dirty: r.state & DIRTY != 0,
-            mod_history: self.mod_history[p.idx()],
+            mod_history: self.mod_history.get(p.idx()).copied().unwrap_or(0),
             written_since_age: r.state & WRITTEN != 0,
         }
     }
@@ -915,6 +944,9 @@ impl Memory {
         let r = &mut self.recs[p.idx()];
         let written = r.state & WRITTEN != 0;
         r.state &= !WRITTEN;
+        if self.mod_history.is_empty() {
+            self.mod_history = crate::bigvec::filled(self.recs.len(), 0);
+        }
         let h = &mut self.mod_history[p.idx()];
         *h = (*h >> 1) | ((written as u32) << 31);
     }
@@ -946,6 +978,18 @@ mod tests {
         let plain = Memory::bytes_needed(100, 4, 64, false, false);
         let tracked = Memory::bytes_needed(100, 4, 64, true, false);
         assert!(tracked >= plain + 100 * 4 * 8);
+    }
+
+    #[test]
+    fn modification_histories_are_allocated_only_when_first_aged() {
+        let mut m = Memory::with_frames(8, &[8, 8]);
+        assert!(m.mod_history.is_empty());
+        assert_eq!(m.page(Vpn(3)).mod_history, 0);
+        m.mark_written(Vpn(3));
+        m.age_modifications(Vpn(3));
+        assert_eq!(m.mod_history.len(), 8);
+        assert_eq!(m.page(Vpn(3)).mod_history, 1 << 31);
+        assert_eq!(m.page(Vpn(2)).mod_history, 0);
     }
 
     #[test]

@@ -152,6 +152,14 @@ pub const SCENARIOS: &[Scenario] = &[
         ],
     },
     Scenario {
+        name: "nas-cg-class-a",
+        what: "NAS CG at class A (order 14000, 15 iterations) on the Origin2000, a thread per processor, first touch: its operations made as the run consumes them",
+        machine: "origin2000",
+        workload: "nas-cg",
+        policy: "static",
+        sets: &[],
+    },
+    Scenario {
         name: "trace-replay",
         what: "a recorded OpenMP stencil (4 threads) replayed, trace decoding included: short runs, re-timed barriers",
         machine: "epyc-2s",

@@ -134,13 +134,13 @@ pub fn run_located(
         changes: Vec::new(),
     }));
     engine.set_observer(Box::new(Observer(tracker.clone())));
-    let stats = engine.run()?;
-    let changes = std::mem::take(&mut tracker.borrow_mut().changes);
     let data = if cfg.report.per_page {
-        cfg.page_data()?
+        engine.page_data()
     } else {
         Vec::new()
     };
+    let stats = engine.run()?;
+    let changes = std::mem::take(&mut tracker.borrow_mut().changes);
     Ok((stats, data, Locations { changes }))
 }
 

@@ -1,7 +1,7 @@
 //! The offline optimum beside a run: record the run's trace, solve it, and render the
 //! optimum, the policy's cost in the same model, the regret and the pages it comes from.
 
-use crate::result::{stats_json, RunOutput};
+use crate::result::{record_without_pages, write_record_with, RunOutput, Spliced, ValueList};
 use numaplace_core::RunConfig;
 use numaplace_oracle::replay::{Op, ScheduleModel};
 use numaplace_oracle::solve::{OracleError, PageResult, Solution, SolveOptions};
@@ -11,7 +11,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 /// Runs `cfg` recording its trace to `trace` (its per-page report turned on), then
-/// solves the trace.
+/// solves the trace. The run's `json` is its record without the per-page list, which
+/// [`write_oracle_record`] writes a page at a time with the oracle's report.
 pub fn run_with_oracle(
     cfg: &RunConfig,
     trace: &Path,
@@ -21,7 +22,7 @@ pub fn run_with_oracle(
     let mut shown = cfg.clone();
     shown.report.per_page = true;
     let data = shown.page_data()?;
-    let json = stats_json(&shown, &stats, &data);
+    let json = record_without_pages(&shown, &stats, &data);
     let run = RunOutput {
         stats,
         page_data: data,
@@ -29,6 +30,32 @@ pub fn run_with_oracle(
     };
     let sol = numaplace_oracle::solve::solve(trace, opts)?;
     Ok((run, sol))
+}
+
+/// Writes the record of a run with its optimum: `run`'s record (from
+/// [`run_with_oracle`]) with its per-page list, and under `oracle` the report `oracle`
+/// (from [`oracle_json`] without pages, perhaps amended) with the solution's per-page
+/// list, both lists serialised a page at a time: the bytes of the whole record built in
+/// memory, in a fraction of it.
+pub fn write_oracle_record(
+    w: impl std::io::Write,
+    run: &RunOutput,
+    oracle: &Value,
+    sol: &Solution,
+) -> serde_json::Result<()> {
+    let empty = serde_json::Map::new();
+    let report = Spliced {
+        rest: oracle.as_object().unwrap_or(&empty),
+        first: ("pages", ValueList(&sol.pages)),
+        second: None::<(&str, ())>,
+    };
+    write_record_with(
+        w,
+        &run.json,
+        &run.stats,
+        &run.page_data,
+        Some(("oracle", &report)),
+    )
 }
 
 fn ms(ns: u64) -> String {

@@ -16,7 +16,7 @@ pub struct RunOutput {
 }
 
 /// The per-page report as JSON: each page's counters with `data`, the arrays on it.
-fn pages_json(s: &Stats, data: &[String]) -> Value {
+pub(crate) fn pages_json(s: &Stats, data: &[String]) -> Value {
     Value::Array(s.pages.iter().map(|p| page_json(p, data)).collect())
 }
 
@@ -44,28 +44,77 @@ impl serde::Serialize for PagesJson<'_> {
     }
 }
 
-/// A record without its `pages` and the per-page list beside it, serialised as the one
-/// record they make, keys in the order a `serde_json` map keeps them (sorted): the same
-/// bytes as the whole record built in memory, without holding a value per page.
-struct RecordJson<'a> {
-    rest: &'a serde_json::Map<String, Value>,
-    pages: PagesJson<'a>,
+/// A list serialised an element at a time, each element as its JSON value (so its keys
+/// come sorted, as in a list built whole as values).
+pub struct ValueList<'a, T>(pub &'a [T]);
+
+impl<T: serde::Serialize> serde::Serialize for ValueList<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = ser.serialize_seq(Some(self.0.len()))?;
+        for e in self.0 {
+            seq.serialize_element(&serde_json::to_value(e).map_err(S::Error::custom)?)?;
+        }
+        seq.end()
+    }
 }
 
-impl serde::Serialize for RecordJson<'_> {
+/// A JSON object whose members are `rest`'s and one or two more serialised in place
+/// (a per-page list a page at a time, say), keys in the order a `serde_json` map keeps
+/// them (sorted): the same bytes as the whole object built in memory, without holding a
+/// value per element.
+pub struct Spliced<'a, A, B> {
+    /// The members held as values.
+    pub rest: &'a serde_json::Map<String, Value>,
+    /// A member serialised in place.
+    pub first: (&'a str, A),
+    /// Another, if any.
+    pub second: Option<(&'a str, B)>,
+}
+
+impl<A: serde::Serialize, B: serde::Serialize> serde::Serialize for Spliced<'_, A, B> {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = ser.serialize_map(Some(self.rest.len() + 1))?;
-        let mut pages_done = false;
+        let extra = 1 + self.second.is_some() as usize;
+        let mut map = ser.serialize_map(Some(self.rest.len() + extra))?;
+        let (mut first, mut second) = (Some(&self.first), self.second.as_ref());
         for (k, v) in self.rest {
-            if !pages_done && k.as_str() > "pages" {
-                map.serialize_entry("pages", &self.pages)?;
-                pages_done = true;
+            // The spliced members before `k`, in key order.
+            loop {
+                let f = first.filter(|(fk, _)| *fk < k.as_str());
+                let s = second.filter(|(sk, _)| *sk < k.as_str());
+                match (f, s) {
+                    (Some((fk, fv)), Some((sk, _))) if fk <= sk => {
+                        map.serialize_entry(fk, fv)?;
+                        first = None;
+                    }
+                    (_, Some((sk, sv))) => {
+                        map.serialize_entry(sk, sv)?;
+                        second = None;
+                    }
+                    (Some((fk, fv)), None) => {
+                        map.serialize_entry(fk, fv)?;
+                        first = None;
+                    }
+                    (None, None) => break,
+                }
             }
             map.serialize_entry(k, v)?;
         }
-        if !pages_done {
-            map.serialize_entry("pages", &self.pages)?;
+        // Those after every held member.
+        match (first, second) {
+            (Some((fk, fv)), Some((sk, sv))) if sk < fk => {
+                map.serialize_entry(sk, sv)?;
+                map.serialize_entry(fk, fv)?;
+            }
+            (f, s) => {
+                if let Some((fk, fv)) = f {
+                    map.serialize_entry(fk, fv)?;
+                }
+                if let Some((sk, sv)) = s {
+                    map.serialize_entry(sk, sv)?;
+                }
+            }
         }
         map.end()
     }
@@ -94,10 +143,23 @@ pub fn write_record(
     s: &Stats,
     data: &[String],
 ) -> serde_json::Result<()> {
+    write_record_with::<()>(w, rest, s, data, None)
+}
+
+/// [`write_record`] with one more member serialised in place (`extra`: its key and
+/// value), such as the oracle's report with its own per-page list.
+pub fn write_record_with<T: serde::Serialize>(
+    w: impl std::io::Write,
+    rest: &Value,
+    s: &Stats,
+    data: &[String],
+    extra: Option<(&str, &T)>,
+) -> serde_json::Result<()> {
     let empty = serde_json::Map::new();
-    let rec = RecordJson {
+    let rec = Spliced {
         rest: rest.as_object().unwrap_or(&empty),
-        pages: PagesJson(s, data),
+        first: ("pages", PagesJson(s, data)),
+        second: extra,
     };
     let mut ser = serde_json::Serializer::pretty(w);
     serde::Serialize::serialize(&rec, &mut ser)
@@ -274,11 +336,59 @@ pub fn run_monitored(
     if let Some((m, every)) = monitor {
         engine.set_monitor(m, every);
     }
-    let stats = engine.run()?;
     let data = if cfg.report.per_page {
-        cfg.page_data()?
+        engine.page_data()
     } else {
         Vec::new()
     };
+    let stats = engine.run()?;
     Ok((stats, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Spliced;
+    use serde_json::{json, Value};
+
+    /// `members` spliced into `rest` and written, against the whole object built in memory.
+    fn spliced_and_whole(rest: Value, first: (&str, Value), second: Option<(&str, Value)>) {
+        let mut whole = rest.clone();
+        let o = whole.as_object_mut().unwrap();
+        o.insert(first.0.into(), first.1.clone());
+        if let Some((k, v)) = &second {
+            o.insert((*k).into(), v.clone());
+        }
+        let s = Spliced {
+            rest: rest.as_object().unwrap(),
+            first: (first.0, &first.1),
+            second: second.as_ref().map(|(k, v)| (*k, v)),
+        };
+        assert_eq!(
+            serde_json::to_string_pretty(&s).unwrap(),
+            serde_json::to_string_pretty(&whole).unwrap()
+        );
+    }
+
+    #[test]
+    fn spliced_members_take_their_places_in_key_order_wherever_they_fall() {
+        let rest = json!({"b": 1, "d": [2, 3], "f": {"x": 4}});
+        for (k1, k2) in [
+            ("a", "c"),
+            ("c", "a"),
+            ("c", "e"),
+            ("e", "g"),
+            ("g", "e"),
+            ("a", "z"),
+        ] {
+            spliced_and_whole(
+                rest.clone(),
+                (k1, json!([k1])),
+                Some((k2, json!({"k": k2}))),
+            );
+        }
+        for k in ["a", "c", "z"] {
+            spliced_and_whole(rest.clone(), (k, json!(7)), None);
+        }
+        spliced_and_whole(json!({}), ("m", json!(1)), Some(("a", json!(2))));
+    }
 }

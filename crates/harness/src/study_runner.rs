@@ -183,8 +183,13 @@ impl Runner for SimRunner {
                 let trace = TempTrace::new(&point.id);
                 let (mut out, sol) = crate::oracle::run_with_oracle(&cfg, &trace.0, opts)?;
                 if let Some(o) = out.json.as_object_mut() {
-                    if !cfg.report.per_page {
-                        o.remove("pages");
+                    // The record comes without its per-page list; with the per-page
+                    // report on, a study's record holds it.
+                    if cfg.report.per_page {
+                        o.insert(
+                            "pages".into(),
+                            crate::result::pages_json(&out.stats, &out.page_data),
+                        );
                     }
                     // A policy that replicated, measured against the migration-only
                     // optimum, has no regret to report (that optimum is no bound for it):

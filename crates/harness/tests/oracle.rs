@@ -226,3 +226,28 @@ fn frame_limits_the_unlimited_optimum_keeps_within_leave_the_regret_exact() {
     assert!(!sol.capacity_binds());
     assert!(sol.regret_at_most().is_none());
 }
+
+#[test]
+fn a_record_with_its_optimum_written_a_page_at_a_time_is_the_one_built_whole() {
+    use numaplace_harness::oracle::{oracle_json, run_with_oracle, write_oracle_record};
+    use numaplace_harness::result::stats_json;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config("gauss", "platinum", 4);
+    let (run, sol) =
+        run_with_oracle(&cfg, &dir.path().join("t.bin"), SolveOptions::default()).unwrap();
+    let mut shown = cfg.clone();
+    shown.report.per_page = true;
+    let mut whole = stats_json(&shown, &run.stats, &run.page_data);
+    whole
+        .as_object_mut()
+        .unwrap()
+        .insert("oracle".into(), oracle_json(&sol, true));
+    let mut streamed = Vec::new();
+    write_oracle_record(&mut streamed, &run, &oracle_json(&sol, false), &sol).unwrap();
+    assert!(!sol.pages.is_empty() && !run.stats.pages.is_empty());
+    let (streamed, whole) = (
+        String::from_utf8(streamed).unwrap(),
+        serde_json::to_string_pretty(&whole).unwrap(),
+    );
+    assert_eq!(streamed, whole);
+}

@@ -255,3 +255,17 @@ fn each_programs_series_adds_up_to_its_own_references() {
         assert_eq!(total, prog.refs.total, "program {i}");
     }
 }
+
+#[test]
+fn the_engine_names_each_pages_arrays_as_the_configuration_does() {
+    // Two programs, so the second's pages follow the first's; each holds several arrays.
+    let text = TWO.replace(
+        "kind = \"jacobi\", n = 64, iterations = 2",
+        "kind = \"gauss\", n = 40",
+    );
+    let cfg = resolve(&text, &[]).unwrap();
+    let from_engine = cfg.engine().unwrap().page_data();
+    assert_eq!(from_engine, cfg.page_data().unwrap());
+    assert_eq!(from_engine.first().map(String::as_str), Some("matrix"));
+    assert_eq!(from_engine.last().map(String::as_str), Some("y"));
+}

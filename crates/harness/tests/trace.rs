@@ -324,3 +324,50 @@ fn a_stream_cut_before_its_exit_is_refused_at_build() {
     let msg = refusal("epyc-2s", &path);
     assert!(msg.contains("does not end with its exit"), "{msg}");
 }
+
+#[test]
+fn the_replay_counts_the_parallel_regions_the_masters_fork() {
+    let dir = tempfile::tempdir().unwrap();
+    // Thread 0 forks two regions of two threads (itself and thread 1); thread 1 enters
+    // both as member 1.
+    let region = |r: u32| {
+        vec![
+            (0, Event::Fork { region: r, team: 2 }),
+            (
+                0,
+                Event::Enter {
+                    region: r,
+                    team: 2,
+                    index: 0,
+                },
+            ),
+            (5, read(HEAP, 2)),
+            (0, Event::Leave { region: r }),
+        ]
+    };
+    let member = |r: u32| {
+        vec![
+            (
+                0,
+                Event::Enter {
+                    region: r,
+                    team: 2,
+                    index: 1,
+                },
+            ),
+            (5, read(HEAP + 4096, 2)),
+            (0, Event::Leave { region: r }),
+        ]
+    };
+    let path = write_trace(
+        dir.path(),
+        "r.trace",
+        4096,
+        &two_threads(
+            [region(0), region(1)].concat(),
+            [member(0), member(1)].concat(),
+        ),
+    );
+    let out = run(&path, "static", &[]);
+    assert_eq!(out.json["trace_regions"], 2, "{}", out.json);
+}

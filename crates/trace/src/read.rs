@@ -64,6 +64,23 @@ pub struct Batch {
     thread: PrimitiveArray<UInt32Type>,
 }
 
+/// A batch's run columns ([`Batch::runs`]): what a replay reads at every row without
+/// building a [`Row`].
+pub struct Runs<'a> {
+    /// Each row's kind, as stored.
+    pub kind: &'a [u8],
+    /// Instructions before each row.
+    pub instructions: &'a [u64],
+    /// A run's page.
+    pub page: &'a [u32],
+    /// A run's lowest byte in its page.
+    pub offset: &'a [u32],
+    /// A run's bytes from its offset.
+    pub span: &'a [u32],
+    /// A run's references.
+    pub count: &'a [u32],
+}
+
 impl Batch {
     /// Rows.
     pub fn len(&self) -> usize {
@@ -87,20 +104,37 @@ impl Batch {
         self.kind.values()
     }
 
-    /// Row `i`, or `None` if its kind is not a trace's (an unchecked batch).
+    /// Row `i`, or `None` if its kind is not a trace's (an unchecked batch). A batch
+    /// read for its markers ([`TraceReader::read_markers`]) has no run columns: a run's
+    /// instructions, page, offset and span read as 0 and its count as 1.
     #[inline]
     pub fn try_row(&self, i: usize) -> Option<Row> {
+        let or = |a: &PrimitiveArray<UInt32Type>, d: u32| a.values().get(i).copied().unwrap_or(d);
         Some(Row {
-            instructions: self.instructions.values()[i],
+            instructions: self.instructions.values().get(i).copied().unwrap_or(0),
             kind: Kind::from_u8(self.kind.values()[i])?,
-            page: self.page.values()[i],
-            offset: self.off.values()[i],
-            span: self.span.values()[i],
-            count: self.count.values()[i],
+            page: or(&self.page, 0),
+            offset: or(&self.off, 0),
+            span: or(&self.span, 0),
+            count: or(&self.count, 1),
             object: self.object.values()[i],
             seq: self.seq.values()[i],
             parties: self.parties.values()[i],
         })
+    }
+
+    /// The columns a replay reads at every row, as slices of one length (empty in a
+    /// batch read for its markers).
+    #[inline]
+    pub fn runs(&self) -> Runs<'_> {
+        Runs {
+            kind: self.kind.values(),
+            instructions: self.instructions.values(),
+            page: self.page.values(),
+            offset: self.off.values(),
+            span: self.span.values(),
+            count: self.count.values(),
+        }
     }
 
     /// Row `i`'s thread (for a page row, the thread that touched the page first).
@@ -376,17 +410,16 @@ impl<R: Source> TraceReader<R> {
         }
         let c = |i: usize| batch.column(i);
         let out = if how == Mode::Markers {
-            let n = batch.num_rows();
             Batch {
                 number,
                 offset,
                 thread: c(0).as_primitive::<UInt32Type>().clone(),
                 kind: c(1).as_primitive::<UInt8Type>().clone(),
-                instructions: vec![0u64; n].into(),
-                page: vec![0u32; n].into(),
-                off: vec![0u32; n].into(),
-                span: vec![0u32; n].into(),
-                count: vec![1u32; n].into(),
+                instructions: PrimitiveArray::from(Vec::<u64>::new()),
+                page: PrimitiveArray::from(Vec::<u32>::new()),
+                off: PrimitiveArray::from(Vec::<u32>::new()),
+                span: PrimitiveArray::from(Vec::<u32>::new()),
+                count: PrimitiveArray::from(Vec::<u32>::new()),
                 object: c(2).as_primitive::<UInt64Type>().clone(),
                 seq: c(3).as_primitive::<UInt32Type>().clone(),
                 parties: c(4).as_primitive::<UInt32Type>().clone(),
@@ -439,9 +472,12 @@ impl<R: Source> TraceReader<R> {
             if t as i64 != thread {
                 return Err((i, format!("thread {t} in a batch of thread {thread}")));
             }
+            if !runs && matches!(kind, Kind::Read | Kind::Write) {
+                continue;
+            }
             let r = b.row(i);
             match kind {
-                Kind::Read | Kind::Write if runs => {
+                Kind::Read | Kind::Write => {
                     if r.page >= self.index.pages {
                         return Err((
                             i,

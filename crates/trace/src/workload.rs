@@ -260,6 +260,8 @@ pub struct TraceProgram {
     failure: Option<String>,
     refs: u64,
     instructions: u64,
+    /// Parallel regions forked so far (by the team masters).
+    regions: u64,
 }
 
 impl TraceProgram {
@@ -324,56 +326,118 @@ impl TraceProgram {
             failure: None,
             refs: 0,
             instructions: 0,
+            regions: 0,
         })
     }
 
     /// Turns the thread's pending instructions into computation.
     fn compute(&mut self, t: usize, out: &mut Vec<Op>) {
         let c = &mut self.cursors[t];
-        if c.instructions == 0 {
-            return;
-        }
-        // In 64 bits when it fits (almost always: a few instructions at picoseconds
-        // each), in 128 otherwise.
-        let ns = match c
-            .instructions
-            .checked_mul(self.fs_per_instruction)
-            .and_then(|x| x.checked_add(c.carry_fs))
-        {
-            Some(fs) => {
-                c.carry_fs = fs % FS_PER_NS;
-                fs / FS_PER_NS
-            }
-            None => {
-                let fs =
-                    c.instructions as u128 * self.fs_per_instruction as u128 + c.carry_fs as u128;
-                c.carry_fs = (fs % FS_PER_NS as u128) as u64;
-                (fs / FS_PER_NS as u128).min(u64::MAX as u128) as u64
-            }
-        };
-        c.instructions = 0;
-        if ns > 0 {
-            out.push(Op::Compute(Ns(ns)));
-        }
+        push_compute(
+            out,
+            std::mem::take(&mut c.instructions),
+            self.fs_per_instruction,
+            &mut c.carry_fs,
+        );
     }
 
     /// Emits the run being merged, if any.
     fn flush_run(&mut self, t: usize, out: &mut Vec<Op>) {
-        if let Some((page, write, count, at, end)) = self.cursors[t].run.take() {
-            // A run knows its lowest and highest byte, not the lines between that it
-            // touched: processor caches walk `span` bytes from `at`, so the span is at
-            // most the run's words laid end to end (exact for a sequential walk; a run
-            // that hops within a page touches more lines than this, and many fewer than
-            // its whole extent).
-            let words = (count as u64).saturating_mul(self.word_bytes);
-            out.push(Op::Ref {
-                vpn: Vpn(page),
-                write,
-                count,
-                at,
-                span: (end - at).min(words.min(u32::MAX as u64) as u32),
-            });
+        if let Some(run) = self.cursors[t].run.take() {
+            push_run(out, run, self.word_bytes);
         }
+    }
+
+    /// Replays thread `ti`'s runs in `b` from the cursor's row while the output has
+    /// room; returns the row it stopped at (a marker's, or the batch's end), or `None`
+    /// when a run names what the trace lacks (the failure is recorded).
+    fn runs(&mut self, ti: usize, b: &Batch, out: &mut Vec<Op>) -> Option<usize> {
+        let r = b.runs();
+        let n = r.kind.len();
+        if [
+            r.instructions.len(),
+            r.page.len(),
+            r.offset.len(),
+            r.span.len(),
+            r.count.len(),
+        ]
+        .iter()
+        .any(|&l| l != n)
+        {
+            self.failure.get_or_insert_with(|| {
+                format!(
+                    "batch {} at byte offset {}: columns of different lengths",
+                    b.number, b.offset
+                )
+            });
+            return None;
+        }
+        // One length, so the loop's indexing needs no bounds checks.
+        let (ins, pages, offs, spans, counts) = (
+            &r.instructions[..n],
+            &r.page[..n],
+            &r.offset[..n],
+            &r.span[..n],
+            &r.count[..n],
+        );
+        let (fs, word, fold) = (self.fs_per_instruction, self.word_bytes, self.fold_bytes);
+        let c = &mut self.cursors[ti];
+        let (mut run, mut pending, mut carry) = (c.run, c.instructions, c.carry_fs);
+        let (mut refs, mut instructions) = (0u64, 0u64);
+        let mut i = c.pos;
+        let mut bad = None;
+        while i < n && out.len() < CHUNK {
+            let k = r.kind[i];
+            if k > Kind::Write as u8 {
+                break;
+            }
+            let write = k == Kind::Write as u8;
+            let (count, off, span) = (counts[i], offs[i], spans[i]);
+            let Some(&(page, base)) = self.map.get(pages[i] as usize) else {
+                bad = Some(format!(
+                    "page {} beyond the trace's page table (the file changed since it was checked?)",
+                    pages[i]
+                ));
+                break;
+            };
+            if count == 0 || off as u64 + span as u64 > fold {
+                bad = Some(format!(
+                    "{}: a run of {count} references at offset {off} spanning {span} bytes, on a page of {fold}",
+                    self.reader.path().display()
+                ));
+                break;
+            }
+            instructions += ins[i];
+            refs += count as u64;
+            let at = base.saturating_add(off);
+            let end = at.saturating_add(span);
+            i += 1;
+            if let Some(m) = &mut run {
+                if m.0 == page && m.1 == write && m.2.checked_add(count).is_some() {
+                    // The same machine page, the same direction: one run, and the
+                    // instructions come after it, as a folded trace has them.
+                    m.2 += count;
+                    m.3 = m.3.min(at);
+                    m.4 = m.4.max(end);
+                    pending += ins[i - 1];
+                    continue;
+                }
+                push_run(out, *m, word);
+            }
+            push_compute(out, pending + ins[i - 1], fs, &mut carry);
+            pending = 0;
+            run = Some((page, write, count, at, end));
+        }
+        self.refs += refs;
+        self.instructions += instructions;
+        let c = &mut self.cursors[ti];
+        (c.run, c.instructions, c.carry_fs, c.pos) = (run, pending, carry, i);
+        if let Some(what) = bad {
+            self.failure
+                .get_or_insert_with(|| format!("thread {ti}: {what}"));
+            return None;
+        }
+        Some(i)
     }
 
     /// The marker's operations, after the run and computation before it; an error when
@@ -509,87 +573,55 @@ impl Program for TraceProgram {
             return;
         }
         while out.len() < CHUNK {
-            let c = &mut self.cursors[ti];
-            let row = match &c.batch {
-                Some(b) if c.pos < b.len() => {
-                    let Some(r) = b.try_row(c.pos) else {
-                        let what = format!(
-                            "batch {} at byte offset {}: row {}: not a trace's kind (the file changed since it was checked?)",
-                            b.number, b.offset, c.pos
-                        );
-                        self.failure.get_or_insert(what);
-                        return;
-                    };
-                    c.pos += 1;
-                    r
+            let Some(b) = self.cursors[ti].batch.take() else {
+                if self.advance_batch(ti) {
+                    continue;
                 }
-                _ => {
-                    if self.advance_batch(ti) {
-                        continue;
-                    }
-                    // The stream's end: what is pending, then nothing more.
-                    self.flush_run(ti, out);
-                    self.compute(ti, out);
+                // The stream's end: what is pending, then nothing more.
+                self.flush_run(ti, out);
+                self.compute(ti, out);
+                self.cursors[ti].done = true;
+                return;
+            };
+            let Some(pos) = self.runs(ti, &b, out) else {
+                return;
+            };
+            if pos >= b.len() {
+                // The batch is replayed; the next one is read when it is needed.
+                continue;
+            }
+            if out.len() >= CHUNK {
+                self.cursors[ti].batch = Some(b);
+                return;
+            }
+            // A marker.
+            let Some(row) = b.try_row(pos) else {
+                let what = format!(
+                    "batch {} at byte offset {}: row {pos}: not a trace's kind (the file changed since it was checked?)",
+                    b.number, b.offset
+                );
+                self.failure.get_or_insert(what);
+                return;
+            };
+            self.cursors[ti].pos = pos + 1;
+            self.cursors[ti].batch = Some(b);
+            self.instructions += row.instructions;
+            self.flush_run(ti, out);
+            self.cursors[ti].instructions += row.instructions;
+            self.compute(ti, out);
+            if let Err(what) = self.marker(t, &row, out) {
+                self.failure.get_or_insert(format!(
+                    "thread {t}: {what} (the file changed since it was checked?)"
+                ));
+                return;
+            }
+            match row.kind {
+                Kind::Fork => self.regions += 1,
+                Kind::Exit => {
                     self.cursors[ti].done = true;
                     return;
                 }
-            };
-            self.instructions += row.instructions;
-            match row.kind {
-                Kind::Read | Kind::Write => {
-                    let write = row.kind == Kind::Write;
-                    let Some(&(page, base)) = self.map.get(row.page as usize) else {
-                        self.failure.get_or_insert_with(|| {
-                            format!("thread {t}: page {} beyond the trace's page table (the file changed since it was checked?)", row.page)
-                        });
-                        return;
-                    };
-                    if row.count == 0 || row.offset as u64 + row.span as u64 > self.fold_bytes {
-                        self.failure.get_or_insert_with(|| {
-                            format!(
-                                "{}: thread {t}: a run of {} references at offset {} spanning {} bytes, on a page of {}",
-                                self.reader.path().display(),
-                                row.count, row.offset, row.span, self.fold_bytes
-                            )
-                        });
-                        return;
-                    }
-                    let at = base.saturating_add(row.offset);
-                    let end = at.saturating_add(row.span);
-                    self.refs += row.count as u64;
-                    let c = &mut self.cursors[ti];
-                    if let Some(run) = &mut c.run {
-                        if run.0 == page && run.1 == write && run.2.checked_add(row.count).is_some()
-                        {
-                            // The same machine page, the same direction: one run, and the
-                            // instructions come after it, as a folded trace has them.
-                            run.2 += row.count;
-                            run.3 = run.3.min(at);
-                            run.4 = run.4.max(end);
-                            c.instructions += row.instructions;
-                            continue;
-                        }
-                    }
-                    self.flush_run(ti, out);
-                    self.cursors[ti].instructions += row.instructions;
-                    self.compute(ti, out);
-                    self.cursors[ti].run = Some((page, write, row.count, at, end));
-                }
-                _ => {
-                    self.flush_run(ti, out);
-                    self.cursors[ti].instructions += row.instructions;
-                    self.compute(ti, out);
-                    if let Err(what) = self.marker(t, &row, out) {
-                        self.failure.get_or_insert(format!(
-                            "thread {t}: {what} (the file changed since it was checked?)"
-                        ));
-                        return;
-                    }
-                    if row.kind == Kind::Exit {
-                        self.cursors[ti].done = true;
-                        return;
-                    }
-                }
+                _ => {}
             }
         }
     }
@@ -606,12 +638,66 @@ impl Program for TraceProgram {
                 label: "trace instructions",
                 value: self.instructions,
             },
+            Counter {
+                name: "trace_regions",
+                label: "trace regions",
+                value: self.regions,
+            },
         ]
     }
 
     fn failure(&self) -> Option<String> {
         self.failure.clone()
     }
+}
+
+/// Computation for `instructions` at `fs_per_instruction` femtoseconds each, carrying
+/// what is not a whole nanosecond in `carry_fs` so that no rounding accumulates.
+#[inline]
+fn push_compute(out: &mut Vec<Op>, instructions: u64, fs_per_instruction: u64, carry_fs: &mut u64) {
+    if instructions == 0 {
+        return;
+    }
+    // In 64 bits when it fits (almost always: a few instructions at picoseconds each),
+    // in 128 otherwise.
+    let ns = match instructions
+        .checked_mul(fs_per_instruction)
+        .and_then(|x| x.checked_add(*carry_fs))
+    {
+        Some(fs) => {
+            *carry_fs = fs % FS_PER_NS;
+            fs / FS_PER_NS
+        }
+        None => {
+            let fs = instructions as u128 * fs_per_instruction as u128 + *carry_fs as u128;
+            *carry_fs = (fs % FS_PER_NS as u128) as u64;
+            (fs / FS_PER_NS as u128).min(u64::MAX as u128) as u64
+        }
+    };
+    if ns > 0 {
+        out.push(Op::Compute(Ns(ns)));
+    }
+}
+
+/// A merged run, (machine page, write, references, lowest byte, end), as a reference.
+#[inline]
+fn push_run(
+    out: &mut Vec<Op>,
+    (page, write, count, at, end): (u32, bool, u32, u32, u32),
+    word_bytes: u64,
+) {
+    // A run knows its lowest and highest byte, not the lines between that it touched:
+    // processor caches walk `span` bytes from `at`, so the span is at most the run's
+    // words laid end to end (exact for a sequential walk; a run that hops within a page
+    // touches more lines than this, and many fewer than its whole extent).
+    let words = (count as u64).saturating_mul(word_bytes);
+    out.push(Op::Ref {
+        vpn: Vpn(page),
+        write,
+        count,
+        at,
+        span: (end - at).min(words.min(u32::MAX as u64) as u32),
+    });
 }
 
 /// Why a trace cannot be replayed.
@@ -655,9 +741,9 @@ fn check(reader: &mut TraceReader) -> Result<Events, Check> {
         for b in batches {
             // The markers only: a run's fields are checked as the replay reads them.
             let batch = reader.read_markers(b)?;
-            for i in 0..batch.len() {
-                let r = batch.row(i);
-                if first && t > 0 && r.kind != Kind::Start {
+            for (i, &k) in batch.kinds().iter().enumerate() {
+                if first && t > 0 && k != Kind::Start as u8 {
+                    let r = batch.row(i);
                     return Err(Check::Inconsistent(format!(
                         "thread {t}'s stream begins with a {} event, not its start",
                         r.kind.name()
@@ -669,6 +755,12 @@ fn check(reader: &mut TraceReader) -> Result<Events, Check> {
                     )));
                 }
                 first = false;
+                if k == Kind::Read as u8 || k == Kind::Write as u8 {
+                    // A run: its fields are checked as the replay reads it.
+                    last = Some(Kind::Read);
+                    continue;
+                }
+                let r = batch.row(i);
                 last = Some(r.kind);
                 if matches!(r.kind, Kind::Acquire | Kind::Release | Kind::Barrier)
                     && !keys.contains_key(&r.object)

@@ -4,7 +4,7 @@ use crate::config::run_config;
 use crate::failure::Failure;
 use crate::limits::host_limits;
 use crate::optimum::{oracle_failure, run_oracle, TracePath};
-use crate::output::emit;
+use crate::output::{emit, emit_streamed};
 use crate::parse::parse_count;
 use clap::Args;
 use numaplace_harness::{text, Overrides, UserError};
@@ -177,18 +177,14 @@ pub fn run(a: OracleArgs) -> Result<(), Failure> {
     report.push_str(&numaplace_harness::oracle::replay_text(
         &replayed, &run.stats, &sol,
     ));
-    emit(report, a.json, || {
-        let mut v = run.json.clone();
-        if let Some(o) = v.as_object_mut() {
-            let mut oj = numaplace_harness::oracle::oracle_json(&sol, true);
-            if let Some(m) = oj.as_object_mut() {
-                m.insert(
-                    "replay".into(),
-                    numaplace_harness::oracle::replay_json(&replayed, &sol),
-                );
-            }
-            o.insert("oracle".into(), oj);
+    emit_streamed(report, a.json, |w| {
+        let mut oracle = numaplace_harness::oracle::oracle_json(&sol, false);
+        if let Some(m) = oracle.as_object_mut() {
+            m.insert(
+                "replay".into(),
+                numaplace_harness::oracle::replay_json(&replayed, &sol),
+            );
         }
-        v
+        numaplace_harness::oracle::write_oracle_record(w, &run, &oracle, &sol)
     })
 }

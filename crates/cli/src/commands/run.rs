@@ -4,7 +4,7 @@ use crate::config::run_config;
 use crate::failure::Failure;
 use crate::limits::host_limits;
 use crate::optimum::run_oracle;
-use crate::output::{command_line, out, write_page};
+use crate::output::{command_line, out, write_page, write_streamed};
 use crate::parse::parse_count;
 use crate::progress;
 use anyhow::Context;
@@ -154,21 +154,32 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     } else {
         out(&report)?;
     }
-    if let Some(json) = json {
-        let text = numaplace_harness::result::record_text(&json, &stats, &page_data)
-            .context("serialising the result")?;
-        if let Some(path) = &a.html {
-            let whole = serde_json::from_str(&text).context("serialising the result")?;
+    match (json, &a.html) {
+        // A page is rendered from the whole record.
+        (Some(json), Some(html)) => {
+            let mut bytes = Vec::new();
+            numaplace_harness::result::write_record(&mut bytes, &json, &stats, &page_data)
+                .context("serialising the result")?;
+            let whole = serde_json::from_slice(&bytes).context("serialising the result")?;
             let page = numaplace_harness::run_page::render(&whole, &command_line())?;
-            write_page(path, &page)?;
-        }
-        match &a.json {
-            Some(_) if json_to_stdout => out(&text)?,
-            Some(path) => {
-                std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
+            write_page(html, &page)?;
+            let body = String::from_utf8(bytes).context("serialising the result")?;
+            match &a.json {
+                Some(_) if json_to_stdout => out(&(body + "\n"))?,
+                Some(path) => std::fs::write(path, body + "\n")
+                    .with_context(|| format!("writing {}", path.display()))?,
+                None => {}
             }
-            None => {}
         }
+        // Otherwise the record is written as it is serialised, a page at a time.
+        (Some(json), None) => {
+            if let Some(path) = &a.json {
+                write_streamed(path, |w| {
+                    numaplace_harness::result::write_record(w, &json, &stats, &page_data)
+                })?;
+            }
+        }
+        (None, _) => {}
     }
     // A run out of its simulated-time budget is a result (it did not finish), not a
     // stop by the user.

@@ -423,6 +423,16 @@ impl Engine {
         })
     }
 
+    /// For every page of the run, the names of the arrays it holds, from the programs
+    /// the engine was built with (what [`crate::RunConfig::page_data`] gives without
+    /// building them again).
+    pub fn page_data(&self) -> Vec<String> {
+        crate::memory::page_names(
+            self.progs.iter().map(|p| p.prog.layout()),
+            self.mm.machine.page_size(),
+        )
+    }
+
     /// Runs to completion and returns the statistics (marked partial when a monitor
     /// stopped the run).
     pub fn run(mut self) -> Result<Stats, SimError> {
