@@ -215,3 +215,47 @@ fn archcheck_layers() {
         ],
     );
 }
+
+/// The workspace's crates of numaplace itself named in `manifest`'s `[dependencies]`.
+fn numaplace_dependencies(manifest: &Path) -> Vec<String> {
+    let text =
+        std::fs::read_to_string(manifest).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+    let mut in_deps = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]";
+            continue;
+        }
+        if in_deps && line.starts_with("numaplace") {
+            let name = line.split(['=', ' ', '.']).next().unwrap_or("");
+            out.push(name.to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The Python binding (`python/`, outside `crates/`): a layer over the harness and the
+/// study crate (ARCHITECTURE.md, "Crates"), which no crate depends on, its module graph
+/// checked like the crates'.
+#[test]
+fn the_python_binding_stands_on_core_harness_and_study_and_nothing_stands_on_it() {
+    let root = workspace_root();
+    assert_eq!(
+        numaplace_dependencies(&root.join("python/Cargo.toml")),
+        ["numaplace-core", "numaplace-harness", "numaplace-study"],
+        "python/Cargo.toml: the binding depends on the core, the harness and the study crate only"
+    );
+    for krate in CRATES {
+        let deps = numaplace_dependencies(&root.join("crates").join(krate).join("Cargo.toml"));
+        assert!(
+            !deps.iter().any(|d| d == "numaplace-python"),
+            "crates/{krate} depends on the Python binding"
+        );
+    }
+    let graph =
+        ModuleGraph::of_crate(root.join("python/src")).unwrap_or_else(|e| panic!("python: {e}"));
+    assert!(graph.cycles().is_empty(), "python/src has import circles");
+}

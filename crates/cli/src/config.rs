@@ -32,14 +32,5 @@ pub fn run_config(
 /// The machine of `--machine` and `--set`, with an error naming the field it is about
 /// (serde reports an unknown field at the table that holds it).
 pub fn machine_from_table(table: toml::Table) -> Result<MachineConfig, Failure> {
-    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let at = if path == "." || path.is_empty() {
-            String::new()
-        } else {
-            format!("machine.{path}: ")
-        };
-        UserError::new(format!("invalid machine: {at}{}", inner.message())).into()
-    })
+    Ok(numaplace_harness::resolve::machine_config(table)?)
 }

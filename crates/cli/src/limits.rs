@@ -19,6 +19,11 @@ pub struct StudyLimits {
 }
 
 impl StudyLimits {
+    /// Whether `--force` was given.
+    pub fn forced(&self) -> bool {
+        self.force
+    }
+
     /// The run-count limit, none with `--force`.
     pub fn max_runs(&self) -> Option<usize> {
         (!self.force).then_some(self.max_runs)

@@ -71,6 +71,22 @@ impl UserError {
     }
 }
 
+/// A simulation's error sorted by whose it is: `Ok` the user's input (a configuration the
+/// core refuses, a cost or count too large for simulated time, a program stopped on its
+/// input: exit code 2 in the CLI), `Err` the simulation's own failure (exit code 1).
+pub fn input_error(e: numaplace_core::SimError) -> Result<UserError, numaplace_core::SimError> {
+    use numaplace_core::SimError;
+    match e {
+        SimError::Config(c) => Ok(UserError::new(format!("invalid configuration: {c}"))),
+        // A program that stopped early (a replayed trace unreadable mid-run) stopped on
+        // its input, as an overflow does on the configuration's numbers.
+        e @ (SimError::TimeOverflow { .. } | SimError::Program { .. }) => {
+            Ok(UserError::new(e.to_string()))
+        }
+        other => Err(other),
+    }
+}
+
 impl From<numaplace_core::ConfigError> for UserError {
     fn from(e: numaplace_core::ConfigError) -> UserError {
         UserError::Field {

@@ -144,6 +144,21 @@ pub fn run_located(
     Ok((stats, data, Locations { changes }))
 }
 
+/// Runs `cfg` as `numaplace run` does: watching where its pages are when `located` (as
+/// [`run_located`]), else as [`crate::run_monitored`].
+#[allow(clippy::type_complexity)]
+pub fn run_maybe_located(
+    cfg: &RunConfig,
+    monitor: Option<(Box<dyn Monitor>, u64)>,
+    located: bool,
+) -> Result<(Stats, Vec<String>, Option<Locations>), SimError> {
+    if located {
+        run_located(cfg, monitor).map(|(s, d, l)| (s, d, Some(l)))
+    } else {
+        crate::run_monitored(cfg, monitor).map(|(s, d)| (s, d, None))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -425,6 +425,37 @@ fn split_index(part: &str) -> (&str, Option<usize>) {
     }
 }
 
+/// The machine of `--machine` and `--set`, with an error naming the field it is about
+/// (serde reports an unknown field at the table that holds it).
+pub fn machine_config(table: toml::Table) -> Result<numaplace_core::MachineConfig, UserError> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let at = if path == "." || path.is_empty() {
+            String::new()
+        } else {
+            format!("machine.{path}: ")
+        };
+        UserError::new(format!("invalid machine: {at}{}", inner.message()))
+    })
+}
+
+/// The preset `name` with `sets` (`path.to.field=value`, paths inside the machine)
+/// applied, read and checked as `machine show NAME --set ...` does.
+pub fn machine_preset(
+    name: &str,
+    sets: &[String],
+) -> Result<numaplace_core::MachineConfig, UserError> {
+    let mut table = presets::preset_table(name)?;
+    for s in sets {
+        apply_set(&mut table, s)?;
+    }
+    let cfg = machine_config(table)?;
+    numaplace_core::Machine::new(cfg.clone())
+        .map_err(|e| UserError::new(format!("machine {name}: {e}")))?;
+    Ok(cfg)
+}
+
 /// Deep-merges `over` into `base`: tables merge, everything else replaces.
 pub fn merge(base: &mut toml::Table, over: toml::Table) {
     for (k, v) in over {

@@ -165,6 +165,16 @@ pub fn write_record_with<T: serde::Serialize>(
     serde::Serialize::serialize(&rec, &mut ser)
 }
 
+/// The record `rest` with the per-page list of `s` put back, as `numaplace run --json`
+/// writes it to a file or standard output: [`write_record`]'s text and a final newline.
+pub fn record_text(rest: &Value, s: &Stats, data: &[String]) -> serde_json::Result<String> {
+    let mut bytes = Vec::new();
+    write_record(&mut bytes, rest, s, data)?;
+    bytes.push(b'\n');
+    // serde_json writes UTF-8 only.
+    String::from_utf8(bytes).map_err(|e| serde::ser::Error::custom(e.to_string()))
+}
+
 /// Pages counted by the arrays they hold, for the pages that satisfy `pred`.
 fn count_by_data(
     s: &Stats,

@@ -233,6 +233,11 @@ impl SweepPlan<'_> {
     pub fn spec(&self) -> &Spec {
         self.spec
     }
+
+    /// The spec's points in the mode planned.
+    pub fn expansion(&self) -> &Expansion {
+        &self.expansion
+    }
 }
 
 /// Resolves (the shard of) a spec without running anything: counts its runs
@@ -348,6 +353,102 @@ pub fn run_plan(
     runner: &dyn Runner,
     opts: &SweepOptions,
 ) -> anyhow::Result<SweepOutcome> {
+    let local = Local {
+        runner,
+        jobs: opts.jobs,
+        stop: opts.stop.clone().unwrap_or_default(),
+    };
+    run_plan_on(plan, &local, opts)
+}
+
+/// Where a sweep's runs are made: the points to run are handed to [`Executor::execute`]
+/// by index, and each record it hands back, in any order, is stored at once. The local
+/// executor runs them on this host's threads ([`run_plan`]); another may hand them to
+/// other processes or machines, each making its record with [`point_record`], so the
+/// records are the same wherever they are made.
+pub trait Executor {
+    /// Makes the record of every point of `todo` (indices into `plan`'s expansion) and
+    /// hands each to `store` as it is made; `store` returns `false` once nothing more
+    /// should be made (the results file cannot be written). Returns whether the sweep
+    /// was stopped before every point was made (interrupted).
+    fn execute(
+        &self,
+        plan: &SweepPlan<'_>,
+        todo: &[usize],
+        store: &(dyn Fn(Record) -> bool + Sync),
+    ) -> anyhow::Result<bool>;
+}
+
+/// The runs on this host: a pool of `jobs` threads (0: one per core), each run made by
+/// [`point_record`] with `runner`; no new run starts once `stop` is set.
+struct Local<'r> {
+    runner: &'r dyn Runner,
+    jobs: usize,
+    stop: Arc<AtomicBool>,
+}
+
+impl Executor for Local<'_> {
+    fn execute(
+        &self,
+        plan: &SweepPlan<'_>,
+        todo: &[usize],
+        store: &(dyn Fn(Record) -> bool + Sync),
+    ) -> anyhow::Result<bool> {
+        let pool = pool(self.jobs)?;
+        let interrupted = AtomicBool::new(false);
+        let failed = AtomicBool::new(false);
+        pool.install(|| {
+            todo.par_iter().with_max_len(1).for_each(|&index| {
+                if self.stop.load(Ordering::SeqCst) {
+                    interrupted.store(true, Ordering::SeqCst);
+                    return;
+                }
+                if failed.load(Ordering::SeqCst) {
+                    return;
+                }
+                if let Some(rec) = point_record(&plan.expansion, self.runner, index) {
+                    if !store(rec) {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                }
+            });
+        });
+        Ok(interrupted.into_inner())
+    }
+}
+
+/// The record of the point `index` of `expansion` (None past its end): the run made by
+/// `runner`, its failure or panic as the record's error.
+pub fn point_record(expansion: &Expansion, runner: &dyn Runner, index: usize) -> Option<Record> {
+    let p = expansion.point(index)?;
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.run(&p)));
+    let (result, error) = match outcome {
+        Ok(Ok(v)) => (v, None),
+        Ok(Err(e)) => (Value::Null, Some(format!("{e:#}"))),
+        Err(payload) => (
+            Value::Null,
+            Some(format!("run panicked: {}", panic_message(payload.as_ref()))),
+        ),
+    };
+    Some(Record {
+        id: p.id.clone(),
+        index: p.index,
+        seed: p.seed,
+        settings: settings_json(&p),
+        result,
+        error,
+        spec_config: Value::Object(toml_table_json(&p.config)),
+    })
+}
+
+/// [`run_plan`] with the runs made by `executor`: the results file opened (or resumed,
+/// its records checked against the spec), the points it lacks handed to the executor,
+/// each record stored as it arrives.
+pub fn run_plan_on(
+    plan: &SweepPlan<'_>,
+    executor: &dyn Executor,
+    opts: &SweepOptions,
+) -> anyhow::Result<SweepOutcome> {
     let spec = plan.spec;
     let expansion = &plan.expansion;
     let out = &opts.out;
@@ -436,66 +537,34 @@ pub fn run_plan(
         indicatif::ProgressBar::hidden()
     };
 
-    let pool = pool(opts.jobs)?;
-
-    let stop = opts.stop.clone().unwrap_or_default();
-    let interrupted = AtomicBool::new(false);
     let executed = AtomicUsize::new(0);
     let failures: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
     let new_records: Mutex<Vec<Record>> = Mutex::new(Vec::new());
     let write_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
 
-    pool.install(|| {
-        todo.par_iter().with_max_len(1).for_each(|&index| {
-            if stop.load(Ordering::SeqCst) {
-                interrupted.store(true, Ordering::SeqCst);
-                return;
+    let store = |rec: Record| -> bool {
+        if let Some(msg) = &rec.error {
+            bar.println(format!("run {} failed: {msg}", rec.id));
+            if let Ok(mut f) = failures.lock() {
+                f.push((rec.id.clone(), msg.clone()));
             }
-            if write_error.lock().map(|e| e.is_some()).unwrap_or(true) {
-                return;
+        }
+        // The record is on disk before anything else happens to it.
+        if let Err(e) = writer.append(&rec) {
+            if let Ok(mut slot) = write_error.lock() {
+                slot.get_or_insert(e.into());
             }
-            let Some(p) = expansion.point(index) else {
-                return;
-            };
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.run(&p)));
-            let (result, error) = match outcome {
-                Ok(Ok(v)) => (v, None),
-                Ok(Err(e)) => (Value::Null, Some(format!("{e:#}"))),
-                Err(payload) => (
-                    Value::Null,
-                    Some(format!("run panicked: {}", panic_message(payload.as_ref()))),
-                ),
-            };
-            let rec = Record {
-                id: p.id.clone(),
-                index: p.index,
-                seed: p.seed,
-                settings: settings_json(&p),
-                result,
-                error,
-                spec_config: Value::Object(toml_table_json(&p.config)),
-            };
-            if let Some(msg) = &rec.error {
-                bar.println(format!("run {} failed: {msg}", rec.id));
-                if let Ok(mut f) = failures.lock() {
-                    f.push((rec.id.clone(), msg.clone()));
-                }
-            }
-            // The record is on disk before anything else happens to it.
-            if let Err(e) = writer.append(&rec) {
-                if let Ok(mut slot) = write_error.lock() {
-                    slot.get_or_insert(e.into());
-                }
-                return;
-            }
-            executed.fetch_add(1, Ordering::SeqCst);
-            let rec = slim(rec);
-            if let Ok(mut v) = new_records.lock() {
-                v.push(rec);
-            }
-            bar.inc(1);
-        });
-    });
+            return false;
+        }
+        executed.fetch_add(1, Ordering::SeqCst);
+        let rec = slim(rec);
+        if let Ok(mut v) = new_records.lock() {
+            v.push(rec);
+        }
+        bar.inc(1);
+        true
+    };
+    let interrupted = executor.execute(plan, &todo, &store);
     bar.finish_and_clear();
 
     if let Some(e) = write_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
@@ -512,7 +581,7 @@ pub fn run_plan(
         executed: executed.into_inner(),
         skipped,
         failures,
-        interrupted: interrupted.into_inner(),
+        interrupted: interrupted?,
     })
 }
 

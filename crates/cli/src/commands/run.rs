@@ -114,22 +114,14 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     let monitor = Box::new(progress::RunMonitor { bar: bar.clone() });
     // The JSON record is built only when asked for: with the per-page report of a large
     // address space it takes far more memory than the run itself.
-    let result = if locations {
-        numaplace_harness::locations::run_located(&cfg, Some((monitor, 1 << 16)))
-            .map(|(s, d, l)| (s, d, Some(l)))
-    } else {
-        numaplace_harness::run_monitored(&cfg, Some((monitor, 1 << 16))).map(|(s, d)| (s, d, None))
-    };
+    let result =
+        numaplace_harness::locations::run_maybe_located(&cfg, Some((monitor, 1 << 16)), locations);
     bar.finish_and_clear();
-    let (stats, page_data, located) = result.map_err(|e| match e {
-        SimError::Config(c) => Failure::from(UserError::new(format!("invalid configuration: {c}"))),
-        // A program that stopped early (a replayed trace unreadable mid-run) stopped on
-        // its input, as an overflow does on the configuration's numbers.
-        e @ (SimError::TimeOverflow { .. } | SimError::Program { .. }) => {
-            Failure::from(UserError::new(e.to_string()))
-        }
-        other => Failure::from(anyhow::Error::new(other).context("simulation failed")),
-    })?;
+    let (stats, page_data, located) =
+        result.map_err(|e| match numaplace_harness::error::input_error(e) {
+            Ok(input) => Failure::from(input),
+            Err(other) => Failure::from(anyhow::Error::new(other).context("simulation failed")),
+        })?;
     // The record without its per-page list; the list is written a page at a time.
     let mut json = (a.json.is_some() || a.html.is_some())
         .then(|| numaplace_harness::result::record_without_pages(&cfg, &stats, &page_data));

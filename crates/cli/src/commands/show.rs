@@ -2,14 +2,13 @@
 //! command family (a component's resolved values as a run configuration section), so one
 //! module.
 
-use crate::config::machine_from_table;
 use crate::failure::Failure;
 use crate::output::out;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use numaplace_core::component::{SchedulerConfig, WorkloadConfig};
 use numaplace_core::{Machine, MachineConfig, PolicyConfig};
-use numaplace_harness::{presets, text, UserError};
+use numaplace_harness::{text, UserError};
 
 /// `numaplace machine`, `workload`, `policy` or `scheduler`: the family's subcommand.
 #[derive(Args, Debug)]
@@ -102,11 +101,7 @@ fn section_show(section: &str, name: &str, sets: &[String]) -> Result<(), Failur
 }
 
 fn machine_show(name: &str, sets: &[String]) -> Result<(), Failure> {
-    let mut table = presets::preset_table(name)?;
-    for s in sets {
-        numaplace_harness::resolve::apply_set(&mut table, s)?;
-    }
-    let cfg: MachineConfig = machine_from_table(table)?;
+    let cfg: MachineConfig = numaplace_harness::resolve::machine_preset(name, sets)?;
     let m =
         Machine::new(cfg.clone()).map_err(|e| UserError::new(format!("machine {name}: {e}")))?;
     let mut doc = toml::Table::new();

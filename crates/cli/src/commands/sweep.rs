@@ -27,8 +27,25 @@ pub struct SweepArgs {
     /// Use the spec's reduced `[quick]` settings.
     #[arg(long)]
     quick: bool,
+    /// Where the runs are made: `local` (this host's cores) or `ray` (each run a Ray
+    /// task, on the cluster `ray.init` finds or at --address; needs the Python package
+    /// with Ray, run by $NUMAPLACE_PYTHON or python3).
+    #[arg(long, value_enum, default_value_t = Engine::Local)]
+    engine: Engine,
+    /// The Ray cluster's address (with --engine ray).
+    #[arg(long)]
+    address: Option<String>,
     #[command(flatten)]
     limits: StudyLimits,
+}
+
+/// Where a sweep's runs are made.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// This host's cores.
+    Local,
+    /// Ray tasks, through the Python package.
+    Ray,
 }
 
 /// `--shard I/N`: shard I of N, 0-based.
@@ -53,6 +70,12 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
 /// Runs `a`'s sweep and prints its summary.
 pub fn run(a: SweepArgs) -> Result<(), Failure> {
     use numaplace_study::sweep::{run_sweep, SweepOptions};
+    if a.engine == Engine::Ray {
+        return on_ray(&a);
+    }
+    if a.address.is_some() {
+        return Err(user(anyhow::anyhow!("--address is for --engine ray")));
+    }
     let spec = numaplace_study::spec::load_spec(&a.spec).map_err(user)?;
     let out = a
         .out
@@ -86,4 +109,48 @@ pub fn run(a: SweepArgs) -> Result<(), Failure> {
         return Err(anyhow::anyhow!("{} runs failed", outcome.failures.len()).into());
     }
     Ok(())
+}
+
+/// The sweep on Ray: handed to the Python package (`python -m numaplace sweep --engine
+/// ray`), which runs each point as a Ray task with this binary's own code and streams
+/// the records into the same results file; its exit code is this command's.
+fn on_ray(a: &SweepArgs) -> Result<(), Failure> {
+    if a.shard.is_some() {
+        return Err(user(anyhow::anyhow!(
+            "--shard and --engine ray: Ray spreads the runs itself; choose one"
+        )));
+    }
+    let python = std::env::var_os("NUMAPLACE_PYTHON").unwrap_or_else(|| "python3".into());
+    let mut cmd = std::process::Command::new(&python);
+    cmd.args(["-m", "numaplace", "sweep", "--engine", "ray"])
+        .arg(&a.spec);
+    if let Some(out) = &a.out {
+        cmd.arg("--out").arg(out);
+    }
+    if let Some(address) = &a.address {
+        cmd.args(["--address", address]);
+    }
+    for (flag, on) in [
+        ("--resume", a.resume),
+        ("--quick", a.quick),
+        ("--force", a.limits.forced()),
+    ] {
+        if on {
+            cmd.arg(flag);
+        }
+    }
+    let status = cmd.status().map_err(|e| {
+        user(anyhow::anyhow!(
+            "--engine ray runs `{} -m numaplace` (the Python package, with Ray): {e}",
+            python.to_string_lossy()
+        ))
+    })?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(code) => Err(Failure {
+            code: u8::try_from(code).unwrap_or(1),
+            err: anyhow::anyhow!("the sweep on Ray failed"),
+        }),
+        None => Err(anyhow::anyhow!("the sweep on Ray was stopped by a signal").into()),
+    }
 }
