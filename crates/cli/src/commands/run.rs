@@ -157,16 +157,14 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     match (json, &a.html) {
         // A page is rendered from the whole record.
         (Some(json), Some(html)) => {
-            let mut bytes = Vec::new();
-            numaplace_harness::result::write_record(&mut bytes, &json, &stats, &page_data)
+            let body = numaplace_harness::result::record_text(&json, &stats, &page_data)
                 .context("serialising the result")?;
-            let whole = serde_json::from_slice(&bytes).context("serialising the result")?;
+            let whole = serde_json::from_str(&body).context("serialising the result")?;
             let page = numaplace_harness::run_page::render(&whole, &command_line())?;
             write_page(html, &page)?;
-            let body = String::from_utf8(bytes).context("serialising the result")?;
             match &a.json {
-                Some(_) if json_to_stdout => out(&(body + "\n"))?,
-                Some(path) => std::fs::write(path, body + "\n")
+                Some(_) if json_to_stdout => out(&body)?,
+                Some(path) => std::fs::write(path, &body)
                     .with_context(|| format!("writing {}", path.display()))?,
                 None => {}
             }
