@@ -108,7 +108,10 @@ const CORE_LAYERS: &[(&str, &[&str])] = &[
             "types", "error", "fields", "bigvec", "registry", "tune", "estimate", "observe",
         ],
     ),
-    ("machine", &["machine", "cache", "stats", "breakeven"]),
+    (
+        "machine",
+        &["machine", "cache", "bandwidth", "stats", "breakeven"],
+    ),
     ("mechanism", &["memory", "history", "mm"]),
     ("vocabulary of components", &["component"]),
     (

@@ -11,6 +11,7 @@ use numaplace_core::{PolicyConfig, ReportConfig, RunConfig};
 
 fn machine(page: u64) -> MachineConfig {
     MachineConfig {
+        loaded_latency: None,
         preset: "bench".into(),
         description: String::new(),
         nodes: 16,

@@ -141,6 +141,7 @@ mod tests {
 
     fn machine(costs: Costs) -> Machine {
         Machine::new(MachineConfig {
+            loaded_latency: None,
             preset: "t".into(),
             description: String::new(),
             nodes: 2,

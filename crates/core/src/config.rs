@@ -439,6 +439,11 @@ impl RunConfig {
                 &size,
                 pages.saturating_mul(policy.state_bytes_per_page()),
             ),
+            part(
+                "access monitors (hinting-fault times, sample buffer)",
+                &size,
+                crate::mm::Monitors::bytes_needed(policy.monitors(), pages),
+            ),
         ];
         for (i, fp) in fps.iter().enumerate() {
             let size = field(i, fp.size_field);

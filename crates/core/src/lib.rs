@@ -30,6 +30,7 @@ pub mod tune;
 pub mod types;
 
 // The machine.
+pub mod bandwidth;
 pub mod breakeven;
 pub mod cache;
 pub mod machine;

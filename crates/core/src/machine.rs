@@ -175,6 +175,11 @@ pub struct MachineConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[field(min = 1, max = 100_000, unit = "MHz")]
     pub clock_mhz: Option<u32>,
+    /// Loaded latency: each node's latency rises with the bandwidth drawn from its
+    /// memory (its windows, peaks and curves: the machines chapter). None (every
+    /// historical preset): latencies are the costs above at any load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_latency: Option<crate::bandwidth::LoadedLatency>,
 }
 
 fn hundred() -> u32 {
@@ -311,6 +316,9 @@ impl Machine {
             );
         }
         config.cache.validate(config.page_size_bytes)?;
+        if let Some(l) = &config.loaded_latency {
+            l.validate(n)?;
+        }
         let c = &config.costs;
         // The same rule on every topology: a remote access never costs less than a local
         // one (a distance matrix scales between the two, so a reversed pair would make

@@ -33,6 +33,7 @@ fn run(machine: MachineConfig) -> Stats {
 
 fn with_pct(pct: u32) -> MachineConfig {
     MachineConfig {
+        loaded_latency: None,
         compute_time_pct: pct,
         clock_mhz: None,
         ..toy_machine()

@@ -20,6 +20,7 @@ use std::sync::Arc;
 /// node 1, the daemon on the last processor.
 fn toy_machine() -> MachineConfig {
     MachineConfig {
+        loaded_latency: None,
         procs_per_node: 2,
         ..common::toy_machine()
     }

@@ -12,6 +12,7 @@ use numaplace_core::{Machine, Stats, Vpn};
 /// The toy machine with 8 frames per node, so full nodes are easy to make.
 fn toy() -> MachineConfig {
     MachineConfig {
+        loaded_latency: None,
         frames_per_node: 8,
         node_frames: Vec::new(),
         memory_only_nodes: 0,
@@ -326,6 +327,7 @@ fn replicas_never_take_the_frames_that_unplaced_pages_need() {
     // Four frames for three pages: page 0's replica fits, page 1's would leave no frame
     // for page 2 (touched last), so it is refused and page 2 still finds a home.
     let machine = MachineConfig {
+        loaded_latency: None,
         frames_per_node: 2,
         node_frames: Vec::new(),
         memory_only_nodes: 0,

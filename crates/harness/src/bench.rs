@@ -160,6 +160,21 @@ pub const SCENARIOS: &[Scenario] = &[
         sets: &[],
     },
     Scenario {
+        name: "hemem-optane",
+        what: "HeMem's sampling policy on its Optane testbed: 16 GUPS threads, 32 GiB in 2 MB pages all starting in Optane, loaded latency, a 100 ms policy period",
+        machine: "optane-hemem",
+        workload: "gups",
+        policy: "hemem",
+        sets: &[
+            "workload.threads=16",
+            "workload.working_set_bytes=34359738368",
+            "workload.updates=1000000",
+            "policy.initial.placement=\"fixed\"",
+            "policy.initial.node=1",
+            "policy.policy_period_ms=100",
+        ],
+    },
+    Scenario {
         name: "trace-replay",
         what: "a recorded OpenMP stencil (4 threads) replayed, trace decoding included: short runs, re-timed barriers",
         machine: "epyc-2s",

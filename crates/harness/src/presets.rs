@@ -24,6 +24,9 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("origin2000", include_str!("../presets/origin2000.toml")),
     ("epyc-2s", include_str!("../presets/epyc-2s.toml")),
     ("tiered", include_str!("../presets/tiered.toml")),
+    ("xeon-2s", include_str!("../presets/xeon-2s.toml")),
+    ("cxl-expander", include_str!("../presets/cxl-expander.toml")),
+    ("optane-hemem", include_str!("../presets/optane-hemem.toml")),
 ];
 
 /// Preset names.

@@ -48,7 +48,12 @@ fn peak_of(f: impl FnOnce()) -> usize {
 
 fn check(ov: &Overrides) {
     let label = format!("{ov:?}");
-    let cfg = resolve(None, ov).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let cfg = match resolve(None, ov) {
+        Ok(cfg) => cfg,
+        // A tiering policy refuses a machine of one tier before allocating anything.
+        Err(e) if e.to_string().contains("needs a slow tier") => return,
+        Err(e) => panic!("{label}: {e}"),
+    };
     check_config(&label, &cfg);
 }
 

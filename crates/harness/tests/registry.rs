@@ -19,8 +19,20 @@ fn every_machine_workload_and_policy_runs() {
                     seed: Some(1),
                     sets: small(w.kind()),
                 };
-                let cfg = resolve(None, &ov)
-                    .unwrap_or_else(|e| panic!("{machine}/{}/{}: {e}", w.kind(), p.kind()));
+                let cfg = match resolve(None, &ov) {
+                    Ok(cfg) => cfg,
+                    // A tiering policy refuses a machine of one tier, clearly.
+                    Err(e) if e.to_string().contains("needs a slow tier") => {
+                        assert_eq!(
+                            presets::preset_table(machine)
+                                .unwrap()
+                                .get("memory_only_nodes"),
+                            None
+                        );
+                        continue;
+                    }
+                    Err(e) => panic!("{machine}/{}/{}: {e}", w.kind(), p.kind()),
+                };
                 let out = run_to_json(&cfg)
                     .unwrap_or_else(|e| panic!("{machine}/{}/{}: {e}", w.kind(), p.kind()));
                 assert!(out.stats.makespan_ns > 0);

@@ -22,7 +22,7 @@ pub struct BenchArgs {
     min_seconds: f64,
     /// Run only this scenario (repeatable): fine-static, jacobi-64B-pages,
     /// holliday-daemon, platinum-gauss, gups-tiered-1G, gups-tiered-16G, pages-2^24,
-    /// nas-cg-class-a, trace-replay.
+    /// nas-cg-class-a, hemem-optane, trace-replay.
     #[arg(long)]
     scenario: Vec<String>,
     /// A stored `bench --json` result: print each scenario's ratios to it.

@@ -11,7 +11,7 @@ use crate::error::ConfigError;
 use crate::history::HistoryMode;
 use crate::machine::Machine;
 use crate::memory::Access;
-use crate::mm::{CounterSpec, Mm};
+use crate::mm::{CounterSpec, Mm, MonitorSpec};
 use crate::registry::{Component, Describe, Meta, Params};
 use crate::stats::Counter;
 use crate::tune::{Dim, Space};
@@ -183,6 +183,13 @@ pub trait Policy {
     /// Default: none.
     fn page_counters(&self) -> Option<CounterSpec> {
         None
+    }
+
+    /// The access monitors the policy needs: sampled access records, hinting faults,
+    /// per-node bandwidth accounting (each allocated only then, see [`crate::mm`]'s
+    /// `monitor`). Default: none.
+    fn monitors(&self) -> MonitorSpec {
+        MonitorSpec::default()
     }
 
     /// Page `vpn`'s counters raised an interrupt: node `node`'s accesses exceed the home

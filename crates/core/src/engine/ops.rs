@@ -430,8 +430,8 @@ impl Engine {
     }
 
     /// Whether the reference path has no part that a run can skip only by looking:
-    /// no page-table-entry copies, contention, clock interrupts, reference history or
-    /// per-page statistics. Fixed for a run (each comes from its configuration or its
+    /// no page-table-entry copies, contention, clock interrupts, reference history,
+    /// per-page statistics or access monitors. Fixed for a run (each comes from its configuration or its
     /// policy); the lane then runs a copy of itself without those looks
     /// ([`Engine::allowed_run`] with `BARE`).
     pub(super) fn bare_reference_path(&self) -> bool {
@@ -440,6 +440,7 @@ impl Engine {
             && self.ticks.is_none()
             && self.mm.hist.mode() == crate::history::HistoryMode::None
             && self.stats.pages.is_empty()
+            && self.mm.monitors.is_none()
     }
 
     /// Whether a reference run may take [`Engine::allowed_run`]: no hardware counters or
@@ -477,12 +478,17 @@ impl Engine {
                 t = locked;
             }
         }
-        let (per_word, class) = self.mm.price(node, target, vpn, write);
+        let (mut per_word, class) = self.mm.price(node, target, vpn, write);
         if !BARE && self.mm.machine.config.contention && class != crate::stats::RefClass::Cached {
             let remote = class == crate::stats::RefClass::Remote;
             t = self
                 .mm
                 .occupy(&mut th.stats, node, target, remote, count, t);
+        }
+        if !BARE {
+            if let Some(m) = self.mm.monitors.as_deref_mut() {
+                per_word += m.reference_run(tid, node, target, vpn, write, count, per_word, t);
+            }
         }
         // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.
         let end = t + Ns(per_word.saturating_mul(count as u64));

@@ -52,9 +52,12 @@ impl MemSystem {
                 t = locked;
             }
         }
-        let (per_word, class) = self.price(node, target, vpn, write);
+        let (mut per_word, class) = self.price(node, target, vpn, write);
         if self.machine.config.contention && class != RefClass::Cached {
             t = self.occupy(ts, node, target, class == RefClass::Remote, count, t);
+        }
+        if let Some(m) = self.monitors.as_deref_mut() {
+            per_word += m.reference_run(tid, node, target, vpn, write, count, per_word, t);
         }
         let start = t;
         // Saturating: an absurd cost reaches TIME_LIMIT and is reported, never wraps.

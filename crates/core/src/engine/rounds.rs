@@ -200,9 +200,13 @@ impl Engine {
     /// at `at`, when it is one the rounds can make: the thread runs and owes nothing, its
     /// next operation (already generated) is a reference run whose mapping allows it, that
     /// takes some time, waits at no module or switch port, and ends before the processor's
-    /// next clock interrupt.
+    /// next clock interrupt; and no access monitor watches the run.
     #[inline]
     fn plain_run(&self, t: u32, at: Ns) -> Option<PlainRun> {
+        if self.mm.monitors.is_some() {
+            // Monitored runs are priced by load and sampled one by one.
+            return None;
+        }
         let (th, proc) = self.unhindered(t, at)?;
         let Op::Ref {
             vpn, write, count, ..

@@ -162,6 +162,13 @@ impl Engine {
                 program_of,
             ));
         }
+        mm.monitors = crate::mm::Monitors::new(
+            policy.monitors(),
+            mm.machine.config.loaded_latency.as_ref(),
+            mm.machine.nodes(),
+            npages as usize,
+            mm.machine.config.word_size_bytes,
+        );
         let cache = &mm.machine.config.cache;
         if cache.enabled {
             mm.caches = Some(crate::cache::Caches::new(

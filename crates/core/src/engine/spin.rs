@@ -198,6 +198,10 @@ impl Engine {
     /// runs, owes nothing, its next op is a spin it has already polled in vain, and the
     /// poll neither faults nor waits.
     fn quiet_poll(&self, t: u32, at: Ns) -> Option<Poll> {
+        if self.mm.monitors.is_some() {
+            // Monitored polls are priced by load and sampled one by one.
+            return None;
+        }
         let (th, proc) = self.unhindered(t, at)?;
         let Op::Spin {
             vpn,

@@ -10,11 +10,14 @@
 //! `move_pages`) can stand behind it as well.
 
 mod counters;
+mod monitor;
 mod recording;
 mod sim;
 mod system;
 
 pub use counters::{CounterSpec, PageCounters};
+pub(crate) use monitor::Monitors;
+pub use monitor::{MonitorSpec, NodeLoad, Sample, SamplingSpec};
 pub use recording::{Action, Recording};
 pub use sim::SimMm;
 pub(crate) use sim::{nearest_with_frame, DaemonAhead};
@@ -290,6 +293,37 @@ pub trait Mm {
 
     /// Zeroes every counter of `vpn`. Nothing without counters.
     fn reset_page_counters(&mut self, vpn: Vpn);
+
+    /// Moves the sampled access records taken since the last call to `out`, oldest
+    /// first (none unless the policy asked for sampling,
+    /// [`crate::component::Policy::monitors`]). Free: the policy charges its handling.
+    fn take_samples(&mut self, out: &mut Vec<Sample>);
+
+    /// Makes those of `count` pages from `first` whose primary copy is on a node of
+    /// `homes` inaccessible for a hinting fault, as Linux's NUMA balancing changes a
+    /// range's entries to `PROT_NONE` (in its tiering mode, only the slow tier's): every
+    /// mapping of each such page is dropped (its copies stay where they are) and the
+    /// time noted; the next access faults, and the policy hears the time since
+    /// protection from [`Mm::hinting_fault`]. Charged one entry update
+    /// (`pte_examine_ns`) per mapping dropped and one shootdown of each node that lost
+    /// one (the flush is batched over the range). Returns the pages protected. Nothing
+    /// unless the policy asked for hinting faults.
+    fn protect(&mut self, first: Vpn, count: u64, homes: NodeSet) -> u64;
+
+    /// Whether `vpn` was protected by [`Mm::protect`] and not accessed since: the time
+    /// since its protection, cleared (a hinting fault is heard once).
+    fn hinting_fault(&mut self, vpn: Vpn) -> Option<Ns>;
+
+    /// Tests and clears `vpn`'s Accessed bits (the Referenced bits of
+    /// [`crate::history::HistoryMode::RefBit`], one per node's entry): whether any node
+    /// accessed the page since the last test. Charged `pte_examine_ns` per mapped entry
+    /// examined. False when the policy keeps no Referenced bits.
+    fn test_and_clear_accessed(&mut self, vpn: Vpn) -> bool;
+
+    /// Node `n`'s memory load: bytes served and, on a machine with a loaded-latency
+    /// model, its utilisation and the latency it adds (all zero without bandwidth
+    /// accounting).
+    fn node_load(&self, n: NodeId) -> NodeLoad;
 }
 
 /// [`Mm::examine_entries`]'s bits for node `n` having counted `c`.
@@ -307,6 +341,7 @@ pub(crate) fn counted(n: NodeId, c: u32) -> u64 {
 pub fn test_machine_config(nodes: u16) -> crate::machine::MachineConfig {
     use crate::machine::{Costs, MachineConfig, Topology};
     MachineConfig {
+        loaded_latency: None,
         preset: "test".into(),
         description: "policy unit tests".into(),
         nodes,

@@ -58,6 +58,10 @@ pub enum Action {
     DecayCounters(Vpn, u32),
     /// [`Mm::reset_page_counters`].
     ResetCounters(Vpn),
+    /// [`Mm::protect`]: the first page and the count.
+    Protect(Vpn, u64),
+    /// [`Mm::test_and_clear_accessed`].
+    TestAccessed(Vpn),
 }
 
 /// The recording double: owns what the engine would own for a hook.
@@ -125,6 +129,49 @@ impl Recording {
             .counters
             .as_mut()
             .is_some_and(|c| c.record(vpn, n, home, count))
+    }
+
+    /// Gives the double the monitors `spec` asks for (and the machine's loaded-latency
+    /// model, if it has one), to set the scene.
+    pub fn enable_monitors(&mut self, spec: super::MonitorSpec) {
+        let m = &self.sys.machine;
+        self.sys.monitors = super::Monitors::new(
+            spec,
+            m.config.loaded_latency.as_ref(),
+            m.nodes(),
+            self.sys.mem.npages(),
+            m.config.word_size_bytes,
+        );
+    }
+
+    /// Puts a sampled access record in the buffer, to set the scene (the double must
+    /// have sampling, [`Recording::enable_monitors`]).
+    pub fn push_sample(&mut self, s: super::Sample) {
+        if let Some(m) = self.sys.monitors.as_deref_mut() {
+            m.push_sample(s);
+        }
+    }
+
+    /// Counts a run of `count` references by node `node` to `vpn`, served by `target`'s
+    /// memory at `t`, in the monitors (bandwidth and sampling), to set the scene; the
+    /// latency its load added to each.
+    pub fn monitor_run(
+        &mut self,
+        node: NodeId,
+        target: NodeId,
+        vpn: Vpn,
+        write: bool,
+        count: u32,
+        t: Ns,
+    ) -> u64 {
+        let per_word = if node == target {
+            self.sys.machine.costs().local_read_ns
+        } else {
+            self.sys.machine.read_ns(node, target)
+        };
+        self.sys.monitors.as_deref_mut().map_or(0, |m| {
+            m.reference_run(0, node, target, vpn, write, count, per_word, t)
+        })
     }
 
     /// The nodes the threads run on, to set the scene.
@@ -286,5 +333,33 @@ impl Mm for Recording {
     }
     fn reset_page_counters(&mut self, vpn: Vpn) {
         self.act(Action::ResetCounters(vpn), |s| s.reset_page_counters(vpn))
+    }
+
+    fn take_samples(&mut self, out: &mut Vec<super::Sample>) {
+        self.sim(|s| s.take_samples(out))
+    }
+
+    fn protect(&mut self, first: Vpn, count: u64, homes: NodeSet) -> u64 {
+        self.act(Action::Protect(first, count), |s| {
+            s.protect(first, count, homes)
+        })
+    }
+
+    fn hinting_fault(&mut self, vpn: Vpn) -> Option<Ns> {
+        self.sim(|s| s.hinting_fault(vpn))
+    }
+
+    fn test_and_clear_accessed(&mut self, vpn: Vpn) -> bool {
+        self.act(Action::TestAccessed(vpn), |s| {
+            s.test_and_clear_accessed(vpn)
+        })
+    }
+
+    fn node_load(&self, n: NodeId) -> super::NodeLoad {
+        self.sys
+            .monitors
+            .as_deref()
+            .map(|m| m.load(n))
+            .unwrap_or_default()
     }
 }

@@ -25,6 +25,8 @@ pub struct SimMm<'a> {
     pub(crate) caches: Option<&'a mut crate::cache::Caches>,
     /// Entry holds of [`Mm::migrate_holding_entries`], a buffer kept between calls.
     pub(crate) holds: &'a mut Vec<PteHold>,
+    /// The access monitors, when the machine or the policy asks for them.
+    pub(crate) monitors: Option<&'a mut super::Monitors>,
     pub(crate) now: Ns,
     pub(crate) actor: NodeId,
     pub(crate) cost: Ns,
@@ -62,6 +64,9 @@ impl<'a> SimMm<'a> {
     /// held for the whole copy.
     fn block_transfer(&mut self, a: NodeId, b: NodeId) -> Ns {
         let xfer = self.machine.page_transfer();
+        if let Some(m) = self.monitors.as_deref_mut() {
+            m.page_copy(a, b, self.machine.page_size(), self.now + self.cost);
+        }
         if !self.machine.config.contention {
             return xfer;
         }
@@ -528,6 +533,78 @@ impl Mm for SimMm<'_> {
         if let Some(c) = self.counters.as_deref_mut() {
             c.reset(vpn);
         }
+    }
+
+    fn take_samples(&mut self, out: &mut Vec<super::Sample>) {
+        if let Some(m) = self.monitors.as_deref_mut() {
+            m.take_samples(out);
+        }
+    }
+
+    fn protect(&mut self, first: Vpn, count: u64, homes: NodeSet) -> u64 {
+        let Some(m) = self.monitors.as_deref_mut() else {
+            return 0;
+        };
+        if m.protected.is_empty() {
+            return 0;
+        }
+        let end = (first.0 as u64)
+            .saturating_add(count)
+            .min(self.mem.npages() as u64);
+        let (mut pages, mut entries) = (0u64, 0u64);
+        let mut flushed = NodeSet::default();
+        for p in first.0 as u64..end {
+            let vpn = Vpn(p as u32);
+            let mapped = self.mem.mapped(vpn);
+            if mapped.is_empty() || !homes.contains(self.mem.home(vpn)) {
+                continue;
+            }
+            for n in mapped.iter() {
+                self.mem.set_mapping(vpn, n, Mapping::default());
+            }
+            entries += mapped.len() as u64;
+            flushed = flushed.union(&mapped);
+            m.protected[vpn.idx()] = self.now + self.cost;
+            pages += 1;
+        }
+        self.cost += Ns(self.machine.costs().pte_examine_ns.saturating_mul(entries));
+        self.charge_shootdowns(flushed);
+        pages
+    }
+
+    fn hinting_fault(&mut self, vpn: Vpn) -> Option<Ns> {
+        let m = self.monitors.as_deref_mut()?;
+        let at = m.protected.get_mut(vpn.idx())?;
+        if *at == Ns::MAX {
+            return None;
+        }
+        let since = Ns(self.now.0.saturating_sub(at.0));
+        *at = Ns::MAX;
+        Some(since)
+    }
+
+    fn test_and_clear_accessed(&mut self, vpn: Vpn) -> bool {
+        if self.hist.mode() != crate::history::HistoryMode::RefBit {
+            return false;
+        }
+        let mut any = false;
+        let mapped = self.mem.mapped(vpn);
+        for n in 0..self.machine.nodes() as u16 {
+            any |= self.hist.examine(vpn, NodeId(n)) != 0;
+        }
+        self.cost += Ns(self
+            .machine
+            .costs()
+            .pte_examine_ns
+            .saturating_mul(mapped.len() as u64));
+        any
+    }
+
+    fn node_load(&self, n: NodeId) -> super::NodeLoad {
+        self.monitors
+            .as_deref()
+            .map(|m| m.load(n))
+            .unwrap_or_default()
     }
 }
 

@@ -43,6 +43,9 @@ pub struct MemSystem {
     /// ([`crate::component::Policy::faults_by_default`]): called on the concrete
     /// [`SimMm`], not through the policy.
     pub(crate) faults_by_default: bool,
+    /// The access monitors (bandwidth, loaded latency, sampling, hinting faults), when
+    /// the machine or the policy asks for any.
+    pub(crate) monitors: Option<Box<super::Monitors>>,
 }
 
 impl MemSystem {
@@ -76,6 +79,7 @@ impl MemSystem {
             caches: None,
             holds: Vec::new(),
             faults_by_default: false,
+            monitors: None,
             machine,
         }
     }
@@ -114,6 +118,7 @@ impl MemSystem {
             counters: self.counters.as_mut(),
             caches: self.caches.as_mut(),
             holds: &mut self.holds,
+            monitors: self.monitors.as_deref_mut(),
             now,
             actor,
             cost: Ns::ZERO,

@@ -4,8 +4,12 @@
 
 pub mod dunx;
 pub mod foresight;
+pub mod hemem;
 pub mod holliday_daemon;
 pub mod irix_competitive;
+pub mod linux_numa_balancing;
+pub mod linux_tiering;
+mod numa_scan;
 pub mod platinum;
 pub mod sched_activated;
 pub mod static_placement;
@@ -15,10 +19,16 @@ mod test_faults_by_default;
 #[cfg(test)]
 #[path = "tests/scene.rs"]
 mod test_scene;
+mod tiers;
+pub mod tpp;
 
 pub use dunx::{DunxConfig, DunxPolicy, LaroweConfig};
 pub use foresight::{Foresight, ForesightConfig};
+pub use hemem::{Hemem, HememConfig};
 pub use holliday_daemon::{HollidayConfig, HollidayDaemon};
+pub use linux_numa_balancing::{LinuxNumaBalancing, LinuxNumaBalancingConfig};
+pub use linux_tiering::{LinuxTiering, LinuxTieringConfig};
 pub use platinum::{PlatinumConfig, PlatinumPolicy};
 pub use sched_activated::{SchedActivated, SchedActivatedConfig};
 pub use static_placement::{StaticConfig, StaticPlacement, StaticPolicy};
+pub use tpp::{Tpp, TppConfig};

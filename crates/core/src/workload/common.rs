@@ -63,6 +63,7 @@ pub(crate) fn hints_by_first_byte(
 pub(crate) fn gp1000_like_run(workload: crate::component::WorkloadConfig) -> crate::stats::Stats {
     use crate::machine::{Costs, MachineConfig, Topology};
     let machine = MachineConfig {
+        loaded_latency: None,
         preset: "gp1000-like".into(),
         description: String::new(),
         nodes: 4,

@@ -552,6 +552,7 @@ mod tests {
 
     fn machine(nodes: u16) -> Machine {
         Machine::new(MachineConfig {
+            loaded_latency: None,
             preset: "t".into(),
             description: String::new(),
             nodes,

@@ -64,6 +64,7 @@ fn outcome(r: &mut Recording) -> String {
 /// The scenes where `policy`'s `on_fault` does not do what `default_fault` does.
 fn differing(build: &dyn Fn(&Machine) -> Box<dyn Policy>) -> Vec<&'static str> {
     let machine = Machine::new(MachineConfig {
+        loaded_latency: None,
         frames_per_node: 16,
         ..test_machine_config(NODES)
     })
@@ -93,7 +94,12 @@ fn a_policy_declaring_default_faults_handles_every_fault_as_the_default_does() {
     let mut declaring = 0;
     for config in PolicyConfig::all() {
         let machine = Machine::new(test_machine_config(NODES)).unwrap();
-        let p = config.build(&machine).unwrap();
+        let p = match config.build(&machine) {
+            Ok(p) => p,
+            // A tiering policy refuses a machine of one tier (and handles faults itself).
+            Err(e) if e.message.contains("needs a slow tier") => continue,
+            Err(e) => panic!("{}: {e}", config.kind()),
+        };
         if !p.faults_by_default() {
             continue;
         }

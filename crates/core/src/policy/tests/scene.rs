@@ -12,6 +12,7 @@ use crate::types::{NodeId, ThreadId, Vpn};
 /// of `frames` frames each, keeping `history`.
 pub(crate) fn recording(nodes: u16, frames: u32, npages: usize, history: HistoryMode) -> Recording {
     let machine = Machine::new(MachineConfig {
+        loaded_latency: None,
         frames_per_node: frames,
         node_frames: Vec::new(),
         memory_only_nodes: 0,
