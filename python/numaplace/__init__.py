@@ -252,17 +252,6 @@ class Param:
     source: str
     """Where the range comes from."""
 
-    def contains(self, value: int | float) -> bool:
-        """Whether ``value`` is one of the parameter's: a special value, or a number of
-        its kind within the range."""
-        if value in self.specials:
-            return True
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return False
-        if self.kind == "int" and not isinstance(value, int):
-            return False
-        return self.low <= value <= self.high
-
 
 def search_space(
     policy: str | None = None,
