@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json as _json
 import math
@@ -28,6 +29,7 @@ from ._numaplace import ConfigError, LimitError, SimulationError
 __all__ = [
     "ConfigError",
     "LimitError",
+    "Param",
     "Result",
     "SimulationError",
     "Sweep",
@@ -35,6 +37,7 @@ __all__ = [
     "list",
     "machine",
     "run",
+    "search_space",
     "sweep",
 ]
 
@@ -96,6 +99,12 @@ class Result:
     def programs(self) -> pl.DataFrame:
         """One row per program."""
         return _frame(self._native.programs())
+
+    def metric(self, name: str = "makespan") -> float:
+        """The run scored as ``numaplace tune --objective NAME`` scores it, in seconds:
+        ``makespan`` (the simulated completion time) or ``mean-completion`` (the mean of
+        the threads' completion times). An unknown name is a ConfigError."""
+        return self._native.metric(name)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -217,6 +226,86 @@ def machine(name: str, **overrides: Any) -> dict[str, Any]:
     ``costs__remote_read_ns=2000``), checked as a run checks them."""
     params: dict[str, Any] = _json.loads(_numaplace.machine(name, _sets(None, overrides)))
     return params
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One parameter of a policy's search space, as ``numaplace tune`` searches it: a
+    numeric range and, beside it, special values the range does not hold (an infinite
+    duration, a count meaning "never")."""
+
+    name: str
+    """The policy's field (``policy.NAME`` in a configuration)."""
+    kind: Literal["int", "float"]
+    """Whether values are integers or reals."""
+    low: int | float
+    """The smallest value of the numeric range."""
+    high: int | float
+    """The largest value of the numeric range."""
+    log: bool
+    """Whether the range is searched on a logarithmic scale."""
+    specials: tuple[int | float, ...]
+    """Values beyond the range the parameter may take (``math.inf`` for ``inf``)."""
+    default: int | float | None
+    """The value the configuration gives it (the policy's defaults under its preset and
+    overrides): the tuner's first candidate. None if it is not a number."""
+    source: str
+    """Where the range comes from."""
+
+
+def search_space(
+    policy: str | None = None,
+    config: Config = None,
+    *,
+    machine: str | None = None,
+    workload: str | None = None,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    set: Mapping[str, Any] | None = None,
+    **overrides: Any,
+) -> _builtin_list[Param]:
+    """The space ``numaplace tune`` searches for ``policy`` (default: the configuration's
+    policy), its parameters in the tuner's order. The policy declares it; this is the
+    same declaration, read through the same code.
+
+    ``config`` and the overrides are :func:`run`'s: they give each parameter its
+    ``default`` (``policy.preset``, ``policy.FIELD``). A policy parameter given as an
+    override (``policy__scan_delay_ns=math.inf``) is fixed, as ``tune --set`` fixes it,
+    and leaves the space; ``ranges`` narrows numeric ranges as ``tune --range`` does
+    (``{"freeze_window_ns": (1e7, 1e9)}``; special values stay).
+
+    Raises ConfigError for an unknown policy, a policy that declares no search space, a
+    bad range or a bad configuration.
+    """
+    kind, text = _source(config)
+    spans = [f"{name}={low!r}..{high!r}" for name, (low, high) in (ranges or {}).items()]
+    space: dict[str, Any] = _json.loads(
+        _numaplace.search_space(kind, text, machine, workload, policy, _sets(set, overrides), spans)
+    )
+    return [_param(p) for p in space["params"]]
+
+
+def _number(v: Any) -> int | float:
+    """A value of the space as the native side writes it: a number, or ``"inf"``."""
+    if v == "inf":
+        return math.inf
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return v
+    raise TypeError(f"not a value of a search space: {v!r}")
+
+
+def _param(p: Mapping[str, Any]) -> Param:
+    integer = bool(p["integer"])
+    low, high = p["lo"], p["hi"]
+    return Param(
+        name=p["field"],
+        kind="int" if integer else "float",
+        low=int(low) if integer else float(low),
+        high=int(high) if integer else float(high),
+        log=p["scale"] == "log",
+        specials=tuple(_number(v) for v in p["specials"]),
+        default=None if p["default"] is None else _number(p["default"]),
+        source=p["source"],
+    )
 
 
 def sweep(

@@ -15,6 +15,7 @@ use arrow_pyarrow::ToPyArrow;
 use arrow_schema::{DataType, Field, FieldRef, Schema};
 use numaplace_core::{Monitor, Progress, RunConfig, SimError, Stats};
 use numaplace_harness::limits::Record;
+use numaplace_harness::tune::sim::{self as tune_sim, Metric};
 use numaplace_harness::{Limits, Overrides, UserError, ValueSource};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -226,6 +227,15 @@ impl Run {
             }
         }
         serde_json::to_string(&v).map_err(internal)
+    }
+
+    /// The run scored as `numaplace tune` scores it, in seconds: `name` is one of its
+    /// `--objective` metrics (`makespan`, `mean-completion`).
+    fn metric(&self, py: Python<'_>, name: &str) -> PyResult<f64> {
+        let m: Metric = name
+            .parse()
+            .map_err(|e: String| user_err(py, &UserError::new(e)))?;
+        Ok(m.of(&self.stats))
     }
 
     /// The per-page report as a pyarrow RecordBatch: the record's `pages` entries, one
@@ -500,6 +510,55 @@ fn estimate(
         );
     }
     serde_json::to_string(&v).map_err(internal)
+}
+
+/// The space `numaplace tune` searches for the configuration's policy (resolved as `run`
+/// resolves it), as JSON: the policy's kind and, per parameter in the tuner's order, its
+/// field, the numeric range (`lo`, `hi`, `integer`, `scale`), the special values beyond it
+/// (numbers, `"inf"`), where the range comes from, and the value the configuration gives
+/// it (`default`, the tuner's first candidate; null if not a number). `ranges` narrow
+/// numeric ranges as `--range` does; a policy parameter among `sets` is fixed, as `tune
+/// --set` fixes it.
+#[pyfunction]
+#[pyo3(signature = (kind, text, machine, workload, policy, sets, ranges))]
+#[allow(clippy::too_many_arguments)]
+fn search_space(
+    py: Python<'_>,
+    kind: &str,
+    text: Option<String>,
+    machine: Option<String>,
+    workload: Option<String>,
+    policy: Option<String>,
+    sets: Vec<String>,
+    ranges: Vec<String>,
+) -> PyResult<String> {
+    let source = Source::of(kind, text)?;
+    let ov = overrides(machine, workload, policy, None, sets.clone());
+    let cfg = resolve(source, &ov).map_err(|e| user_err(py, &e))?;
+    let space =
+        tune_sim::search_space(&cfg.policy, &ranges, &sets).map_err(|e| user_err(py, &e))?;
+    let defaults = tune_sim::policy_values(&space, &cfg);
+    let Value::Array(mut dims) = tune_sim::space_json(&space) else {
+        return Err(internal("the space as JSON is a list"));
+    };
+    for (i, (j, d)) in dims.iter_mut().zip(&space.dims).enumerate() {
+        if let Some(o) = j.as_object_mut() {
+            let specials = d.specials.iter().map(|&v| tune_sim::value_json(v));
+            o.insert("specials".into(), Value::Array(specials.collect()));
+            let default = defaults.as_ref().map(|v| tune_sim::value_json(v[i]));
+            o.insert("default".into(), default.unwrap_or(Value::Null));
+        }
+    }
+    let out = serde_json::json!({"policy": cfg.policy.kind(), "params": dims});
+    serde_json::to_string(&out).map_err(internal)
+}
+
+/// The half-width of the two-sided Student-t interval of the mean of `xs` at `level`
+/// (`numaplace_study::stats::ci_half_width`, the one the sweeps' tables use); None for
+/// fewer than two values or a level outside (0, 1).
+#[pyfunction]
+fn ci_half_width(xs: Vec<f64>, level: f64) -> Option<f64> {
+    numaplace_study::stats::ci_half_width(&xs, level)
 }
 
 /// Every machine, workload, policy and scheduler (`numaplace list`) as a record batch:
@@ -869,5 +928,9 @@ fn _numaplace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(machine, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_point, m)?)?;
+    m.add_function(wrap_pyfunction!(search_space, m)?)?;
+    m.add_function(wrap_pyfunction!(ci_half_width, m)?)?;
+    m.add("METRICS", Metric::NAMES.to_vec())?;
+    m.add("HOLDOUT", tune_sim::HOLDOUT)?;
     Ok(())
 }

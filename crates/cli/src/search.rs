@@ -66,11 +66,6 @@ fn parse_metric(s: &str) -> Result<Metric, String> {
     s.parse()
 }
 
-/// A number such as `150000000`, `1.5e8` or `-1`.
-fn parse_number(s: &str) -> Option<f64> {
-    s.trim().parse::<f64>().ok().filter(|x| x.is_finite())
-}
-
 /// Checks that every name is a known workload, machine preset or policy.
 pub fn check_names(
     workloads: &[String],
@@ -98,64 +93,6 @@ pub fn check_names(
     known("policy", policy, &PolicyConfig::kinds())
 }
 
-/// The policy's search space with `--range` narrowing it and `--set policy.F=...` fixing
-/// F, validated against the policy's fields.
-fn search_space(
-    policy: &PolicyConfig,
-    ranges: &[String],
-    sets: &[String],
-) -> Result<Space, UserError> {
-    let mut space = policy.search_space();
-    if space.dims.is_empty() {
-        let tunable: Vec<&str> = PolicyConfig::all()
-            .into_iter()
-            .filter(|p| !p.search_space().dims.is_empty())
-            .map(|p| p.kind())
-            .collect();
-        return Err(UserError::new(format!(
-            "--policy {}: the policy declares no search space; tunable: {}",
-            policy.kind(),
-            tunable.join(", ")
-        )));
-    }
-    for r in ranges {
-        let bad = |m: String| UserError::new(format!("--range {r}: {m}"));
-        let (field, span) = r
-            .split_once('=')
-            .ok_or_else(|| bad("expected PARAM=LO..HI".into()))?;
-        let field = field.trim().trim_start_matches("policy.");
-        let (lo, hi) = span
-            .split_once("..")
-            .ok_or_else(|| bad("expected PARAM=LO..HI".into()))?;
-        let (Some(lo), Some(hi)) = (parse_number(lo), parse_number(hi)) else {
-            return Err(bad(format!("`{span}`: expected two finite numbers LO..HI")));
-        };
-        space.narrow(field, lo, hi).map_err(|e| {
-            let known: Vec<&str> = policy.search_space().dims.iter().map(|d| d.field).collect();
-            bad(format!("{}; tuned: {}", e.message, known.join(", ")))
-        })?;
-        space
-            .validate(policy.fields())
-            .map_err(|e| bad(e.message))?;
-    }
-    for s in sets {
-        if let Some((path, _)) = s.split_once('=') {
-            if let Some(field) = path.trim().strip_prefix("policy.") {
-                space.fix(field);
-            }
-        }
-    }
-    space
-        .validate(policy.fields())
-        .map_err(|e| UserError::new(format!("search space of {}: {e}", policy.kind())))?;
-    if space.dims.is_empty() {
-        return Err(UserError::new(
-            "every parameter of the search space is fixed by --set: nothing to tune",
-        ));
-    }
-    Ok(space)
-}
-
 /// The objective of one cell, its base configuration and every candidate extreme
 /// (each range's ends, each special value) resolved once, so a bad value fails now.
 pub fn cell_objective(
@@ -178,7 +115,7 @@ pub fn cell_objective(
         seed_base: a.seed_base,
     };
     let cfg = probe.config(None, 0)?;
-    let space = search_space(&cfg.policy, &a.ranges, &a.sets)?;
+    let space = sim::search_space(&cfg.policy, &a.ranges, &a.sets)?;
     let obj = SimObjective { space, ..probe };
     for (i, d) in obj.space.dims.iter().enumerate() {
         let mut extremes = vec![d.at(0.0), d.at(1.0)];
@@ -351,12 +288,7 @@ fn write_search(
         "runs": o.runs(),
         "trials": a.trials,
         "objective": obj.metric.name(),
-        "space": space.dims.iter().map(|d| json!({
-            "field": d.field, "lo": d.lo, "hi": d.hi, "integer": d.integer,
-            "scale": format!("{:?}", d.scale).to_lowercase(),
-            "specials": d.specials.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
-            "source": d.source,
-        })).collect::<Vec<_>>(),
+        "space": sim::space_json(space),
         "best": {
             "candidate": c.id,
             "params": sim::params_json(space, best),

@@ -9,7 +9,7 @@
 use super::{Candidate, Eval, Objective, Observer, Outcome};
 use crate::{resolve, Overrides, UserError};
 use numaplace_core::tune::{Space, Value};
-use numaplace_core::RunConfig;
+use numaplace_core::{PolicyConfig, RunConfig};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 use std::fmt;
@@ -80,20 +80,133 @@ pub fn set_of(field: &str, v: Value) -> String {
     }
 }
 
+/// A number such as `150000000`, `1.5e8` or `-1`.
+fn parse_number(s: &str) -> Option<f64> {
+    s.trim().parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+/// The space `numaplace tune` searches for `policy`: the one it declares, each
+/// `PARAM=LO..HI` of `ranges` narrowing a numeric range (`--range`; its special values
+/// stay), each `policy.F=V` of `sets` fixing F (a `--set` of a tuned parameter takes it
+/// out of the search), validated against the policy's fields. Errors name the option as
+/// the command line spells it.
+pub fn search_space(
+    policy: &PolicyConfig,
+    ranges: &[String],
+    sets: &[String],
+) -> Result<Space, UserError> {
+    let mut space = policy.search_space();
+    if space.dims.is_empty() {
+        let tunable: Vec<&str> = PolicyConfig::all()
+            .into_iter()
+            .filter(|p| !p.search_space().dims.is_empty())
+            .map(|p| p.kind())
+            .collect();
+        return Err(UserError::new(format!(
+            "--policy {}: the policy declares no search space; tunable: {}",
+            policy.kind(),
+            tunable.join(", ")
+        )));
+    }
+    for r in ranges {
+        let bad = |m: String| UserError::new(format!("--range {r}: {m}"));
+        let (field, span) = r
+            .split_once('=')
+            .ok_or_else(|| bad("expected PARAM=LO..HI".into()))?;
+        let field = field.trim().trim_start_matches("policy.");
+        let (lo, hi) = span
+            .split_once("..")
+            .ok_or_else(|| bad("expected PARAM=LO..HI".into()))?;
+        let (Some(lo), Some(hi)) = (parse_number(lo), parse_number(hi)) else {
+            return Err(bad(format!("`{span}`: expected two finite numbers LO..HI")));
+        };
+        space.narrow(field, lo, hi).map_err(|e| {
+            let known: Vec<&str> = policy.search_space().dims.iter().map(|d| d.field).collect();
+            bad(format!("{}; tuned: {}", e.message, known.join(", ")))
+        })?;
+        space
+            .validate(policy.fields())
+            .map_err(|e| bad(e.message))?;
+    }
+    for s in sets {
+        if let Some((path, _)) = s.split_once('=') {
+            if let Some(field) = path.trim().strip_prefix("policy.") {
+                space.fix(field);
+            }
+        }
+    }
+    space
+        .validate(policy.fields())
+        .map_err(|e| UserError::new(format!("search space of {}: {e}", policy.kind())))?;
+    if space.dims.is_empty() {
+        return Err(UserError::new(
+            "every parameter of the search space is fixed by --set: nothing to tune",
+        ));
+    }
+    Ok(space)
+}
+
+/// The values `cfg` gives the space's parameters (its policy's own setting), in the
+/// space's order; none if one of them is not a number or `inf`.
+pub fn policy_values(space: &Space, cfg: &RunConfig) -> Option<Vec<Value>> {
+    let t = policy_table(cfg).ok()?;
+    space
+        .dims
+        .iter()
+        .map(|d| match t.get(d.field)? {
+            toml::Value::Integer(i) => Some(Value::Int(*i)),
+            toml::Value::Float(x) if x.is_finite() => Some(Value::Float(*x)),
+            toml::Value::String(s) if s == "inf" => Some(Value::Inf),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The policy table of `cfg` (all its parameters, as `run --config` reads them), without
+/// its preset's name (the values are written out: the name would only repeat them).
+pub fn policy_table(cfg: &RunConfig) -> Result<toml::Table, UserError> {
+    let mut t = toml::Table::try_from(&cfg.policy)
+        .map_err(|e| UserError::new(format!("the policy as TOML: {e}")))?;
+    t.remove("preset");
+    Ok(t)
+}
+
+/// A value as JSON: a number, or `"inf"`.
+pub fn value_json(v: Value) -> Json {
+    match v {
+        Value::Int(i) => json!(i),
+        Value::Float(x) => json!(x),
+        Value::Inf => json!("inf"),
+    }
+}
+
+/// The space's dimensions as JSON, as `summary.json` lists them: field, the numeric
+/// range (`lo`, `hi`, `integer`, `scale` `linear` or `log`), the special values beyond
+/// it (as text) and where the range comes from.
+pub fn space_json(space: &Space) -> Json {
+    Json::Array(
+        space
+            .dims
+            .iter()
+            .map(|d| {
+                json!({
+                    "field": d.field, "lo": d.lo, "hi": d.hi, "integer": d.integer,
+                    "scale": format!("{:?}", d.scale).to_lowercase(),
+                    "specials": d.specials.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+                    "source": d.source,
+                })
+            })
+            .collect(),
+    )
+}
+
 /// A candidate's values as a JSON object by field.
 pub fn params_json(space: &Space, values: &[Value]) -> Json {
     let m: serde_json::Map<String, Json> = space
         .dims
         .iter()
         .zip(values)
-        .map(|(d, v)| {
-            let j = match *v {
-                Value::Int(i) => json!(i),
-                Value::Float(x) => json!(x),
-                Value::Inf => json!("inf"),
-            };
-            (d.field.to_string(), j)
-        })
+        .map(|(d, &v)| (d.field.to_string(), value_json(v)))
         .collect();
     Json::Object(m)
 }
@@ -166,27 +279,12 @@ impl SimObjective {
     /// own setting, under the user's `--set`s), in the space's order; none if one of
     /// them is not a number or `inf`.
     pub fn base_values(&self) -> Option<Vec<Value>> {
-        let t = self.policy_toml(&[]).ok()?;
-        self.space
-            .dims
-            .iter()
-            .map(|d| match t.get(d.field)? {
-                toml::Value::Integer(i) => Some(Value::Int(*i)),
-                toml::Value::Float(x) if x.is_finite() => Some(Value::Float(*x)),
-                toml::Value::String(s) if s == "inf" => Some(Value::Inf),
-                _ => None,
-            })
-            .collect()
+        policy_values(&self.space, &self.config_with(&[], 0).ok()?)
     }
 
     /// The policy table of `values` (all its parameters, as `run --config` reads them).
     pub fn policy_toml(&self, sets: &[String]) -> Result<toml::Table, UserError> {
-        let cfg = self.config_with(sets, 0)?;
-        let mut t = toml::Table::try_from(&cfg.policy)
-            .map_err(|e| UserError::new(format!("the policy as TOML: {e}")))?;
-        // The values are written out: a preset name would only repeat them.
-        t.remove("preset");
-        Ok(t)
+        policy_table(&self.config_with(sets, 0)?)
     }
 }
 
@@ -497,4 +595,56 @@ pub fn convergence_plot(
         levels: Vec::new(),
     };
     write_figure(&fig, DEFAULT_SIZE, stem)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn larowe(sets: &[&str]) -> RunConfig {
+        let ov = Overrides {
+            policy: Some("larowe".into()),
+            sets: sets.iter().map(|s| s.to_string()).collect(),
+            ..Overrides::default()
+        };
+        resolve(None, &ov).expect("larowe resolves")
+    }
+
+    #[test]
+    fn a_set_parameter_leaves_the_space_and_a_range_narrows_one() {
+        let sets = ["policy.scan_delay_ns=inf".to_string()];
+        let ranges = ["freeze_window_ns=1e7..1e9".to_string()];
+        let cfg = larowe(&[]);
+        let space = search_space(&cfg.policy, &ranges, &sets).expect("a space");
+        assert!(space.dim("scan_delay_ns").is_none());
+        let d = space.dim("freeze_window_ns").expect("still searched");
+        assert_eq!((d.lo, d.hi, d.specials.len()), (1e7, 1e9, 2));
+        assert_eq!(space.dims.len(), cfg.policy.search_space().dims.len() - 1);
+    }
+
+    #[test]
+    fn a_policy_without_a_space_is_refused_naming_the_tunable_ones() {
+        let ov = Overrides {
+            policy: Some("static".into()),
+            ..Overrides::default()
+        };
+        let cfg = resolve(None, &ov).expect("static resolves");
+        let e = search_space(&cfg.policy, &[], &[]).expect_err("static has no space");
+        assert!(e.to_string().contains("tunable: "), "{e}");
+        assert!(e.to_string().contains("larowe"), "{e}");
+    }
+
+    #[test]
+    fn policy_values_are_the_configuration_s_own_setting() {
+        let cfg = larowe(&["policy.preset=\"msort\"", "policy.sample_passes=3"]);
+        let space = cfg.policy.search_space();
+        let values = policy_values(&space, &cfg).expect("every value a number");
+        let json = params_json(&space, &values);
+        assert_eq!(json["freeze_window_ns"], 50_000_000);
+        assert_eq!(json["recent_mod"], 0);
+        assert_eq!(json["sample_passes"], 3);
+        let inf = larowe(&["policy.scan_delay_ns=inf"]);
+        let values = policy_values(&space, &inf).expect("inf is a value");
+        assert_eq!(params_json(&space, &values)["scan_delay_ns"], "inf");
+    }
 }
