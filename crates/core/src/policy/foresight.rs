@@ -58,12 +58,7 @@ impl Foresight {
     /// The policy for `machine`.
     pub fn new(config: ForesightConfig, machine: &Machine) -> Result<Foresight, ConfigError> {
         config.check_ranges("policy")?;
-        let initial = StaticPolicy::new(config.initial, machine).map_err(|e| {
-            ConfigError::new(
-                e.field.replacen("policy.", "policy.initial.", 1),
-                e.message.clone(),
-            )
-        })?;
+        let initial = StaticPolicy::initial(config.initial, machine)?;
         Ok(Foresight { initial })
     }
 }

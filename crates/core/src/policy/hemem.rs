@@ -196,12 +196,7 @@ impl Hemem {
     pub fn new(config: HememConfig, machine: &Machine) -> Result<Hemem, ConfigError> {
         config.check_ranges("policy")?;
         let slow = slow_tier(machine, "HeMem, which manages two tiers,")?;
-        let initial = StaticPolicy::new(config.initial.clone(), machine).map_err(|e| {
-            ConfigError::new(
-                e.field.replacen("policy.", "policy.initial.", 1),
-                e.message.clone(),
-            )
-        })?;
+        let initial = StaticPolicy::initial(config.initial.clone(), machine)?;
         let demote_to = demotion_targets(machine, slow);
         Ok(Hemem {
             config,

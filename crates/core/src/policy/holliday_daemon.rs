@@ -131,12 +131,7 @@ impl HollidayDaemon {
                  pte_lock_ns / pte_examine_ns",
             ));
         }
-        let initial = StaticPolicy::new(config.initial.clone(), machine).map_err(|e| {
-            ConfigError::new(
-                e.field.replacen("policy.", "policy.initial.", 1),
-                e.message.clone(),
-            )
-        })?;
+        let initial = StaticPolicy::initial(config.initial.clone(), machine)?;
         Ok(HollidayDaemon {
             config,
             initial,

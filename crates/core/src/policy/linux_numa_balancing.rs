@@ -32,7 +32,7 @@
 //! program's pages). The scanner runs stealing time from node 0's first processor (the
 //! kernel runs it as task work in the scanning thread's context).
 
-use super::numa_scan::NumaScan;
+use super::numa_scan::{NumaScan, SCAN_SIZE_DIM};
 use super::{StaticConfig, StaticPolicy};
 use crate::component::{default_fault, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy};
 use crate::error::ConfigError;
@@ -90,15 +90,7 @@ impl crate::registry::Describe for LinuxNumaBalancingConfig {
 
 /// The search space `tune` explores.
 pub const SEARCH_SPACE: [Dim; 4] = [
-    Dim {
-        field: "scan_size_mb",
-        lo: 16.0,
-        hi: 4096.0,
-        integer: true,
-        scale: Scale::Log,
-        specials: &[],
-        source: "16 MB .. 4 GB on a log scale around the kernel's 256 MB (an estimate of a sensible range)",
-    },
+    SCAN_SIZE_DIM,
     Dim {
         field: "scan_period_min_ms",
         lo: 100.0,
@@ -202,12 +194,7 @@ impl LinuxNumaBalancing {
                 "NUMA balancing moves pages between nodes: the machine has one",
             ));
         }
-        let initial = StaticPolicy::new(config.initial.clone(), machine).map_err(|e| {
-            ConfigError::new(
-                e.field.replacen("policy.", "policy.initial.", 1),
-                e.message.clone(),
-            )
-        })?;
+        let initial = StaticPolicy::initial(config.initial.clone(), machine)?;
         Ok(LinuxNumaBalancing {
             period: config.scan_delay_ms.max(1) * MS,
             initial,

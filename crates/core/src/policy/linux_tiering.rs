@@ -41,7 +41,7 @@
 //! promotion from a node that has no processors' threads (every thread runs on a fast
 //! node).
 
-use super::numa_scan::NumaScan;
+use super::numa_scan::{NumaScan, SCAN_DELAY_DIM, SCAN_SIZE_DIM};
 use super::tiers::{demotion_targets, slow_tier, Demoter, Watermarks};
 use super::{StaticConfig, StaticPolicy};
 use crate::component::{default_fault, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy};
@@ -135,24 +135,8 @@ pub const SEARCH_SPACE: [Dim; 4] = [
         specials: &[],
         source: "64 MB/s .. the kernel's 65536 MB/s on a log scale (its documentation suggests under a tenth of the slow tier's write bandwidth)",
     },
-    Dim {
-        field: "scan_size_mb",
-        lo: 16.0,
-        hi: 4096.0,
-        integer: true,
-        scale: Scale::Log,
-        specials: &[],
-        source: "16 MB .. 4 GB on a log scale around the kernel's 256 MB (an estimate)",
-    },
-    Dim {
-        field: "scan_delay_ms",
-        lo: 10.0,
-        hi: 10_000.0,
-        integer: true,
-        scale: Scale::Log,
-        specials: &[],
-        source: "10 ms .. 10 s on a log scale around the kernel's 1 s (an estimate)",
-    },
+    SCAN_SIZE_DIM,
+    SCAN_DELAY_DIM,
 ];
 
 impl crate::component::PolicyParams for LinuxTieringConfig {
@@ -208,12 +192,7 @@ impl LinuxTiering {
         config.check_ranges("policy")?;
         let nodes = machine.nodes();
         let slow = slow_tier(machine, "memory tiering")?;
-        let initial = StaticPolicy::new(config.initial.clone(), machine).map_err(|e| {
-            ConfigError::new(
-                e.field.replacen("policy.", "policy.initial.", 1),
-                e.message.clone(),
-            )
-        })?;
+        let initial = StaticPolicy::initial(config.initial.clone(), machine)?;
         let page = machine.page_size();
         let demote_to = demotion_targets(machine, slow);
         let marks = (0..nodes as u16)

@@ -4,7 +4,31 @@
 //! it protects (`virtpages`), and wraps around at the end.
 
 use crate::mm::Mm;
+use crate::tune::{Dim, Scale};
 use crate::types::{NodeSet, Vpn};
+
+/// The search range of `scan_size_mb`, for each policy that scans.
+pub(crate) const SCAN_SIZE_DIM: Dim = Dim {
+    field: "scan_size_mb",
+    lo: 16.0,
+    hi: 4096.0,
+    integer: true,
+    scale: Scale::Log,
+    specials: &[],
+    source: "16 MB .. 4 GB on a log scale around the kernel's 256 MB (an estimate)",
+};
+
+/// The search range of `scan_delay_ms` of the tiering policies (whose scans follow each
+/// other at that delay).
+pub(crate) const SCAN_DELAY_DIM: Dim = Dim {
+    field: "scan_delay_ms",
+    lo: 10.0,
+    hi: 10_000.0,
+    integer: true,
+    scale: Scale::Log,
+    specials: &[],
+    source: "10 ms .. 10 s on a log scale around the kernel's 1 s (an estimate)",
+};
 
 /// A scanner's place in the address space.
 #[derive(Clone, Debug)]

@@ -71,6 +71,17 @@ pub struct StaticPolicy {
 }
 
 impl StaticPolicy {
+    /// The initial placement of another policy, configured in its `initial` table: as
+    /// [`StaticPolicy::new`], its errors naming `policy.initial.*`.
+    pub fn initial(config: StaticConfig, machine: &Machine) -> Result<StaticPolicy, ConfigError> {
+        StaticPolicy::new(config, machine).map_err(|e| {
+            ConfigError::new(
+                e.field.replacen("policy.", "policy.initial.", 1),
+                e.message.clone(),
+            )
+        })
+    }
+
     /// A static policy for `machine`.
     pub fn new(config: StaticConfig, machine: &Machine) -> Result<StaticPolicy, ConfigError> {
         config.check_ranges("policy")?;

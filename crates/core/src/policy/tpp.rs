@@ -23,7 +23,7 @@
 //! the scan period's adaptation (as in `linux-tiering`, slow-tier hinting faults are taken
 //! not to feed it).
 
-use super::numa_scan::NumaScan;
+use super::numa_scan::{NumaScan, SCAN_DELAY_DIM, SCAN_SIZE_DIM};
 use super::tiers::{demotion_targets, slow_tier, Demoter, Watermarks};
 use super::{StaticConfig, StaticPolicy};
 use crate::component::{default_fault, DaemonNext, DaemonPlacement, DaemonSpec, Fault, Policy};
@@ -94,24 +94,8 @@ pub const SEARCH_SPACE: [Dim; 3] = [
         specials: &[],
         source: "0.1 % .. 20 % of a node on a log scale around TPP's 2 % (an estimate)",
     },
-    Dim {
-        field: "scan_size_mb",
-        lo: 16.0,
-        hi: 4096.0,
-        integer: true,
-        scale: Scale::Log,
-        specials: &[],
-        source: "16 MB .. 4 GB on a log scale around the kernel's 256 MB (an estimate)",
-    },
-    Dim {
-        field: "scan_delay_ms",
-        lo: 10.0,
-        hi: 10_000.0,
-        integer: true,
-        scale: Scale::Log,
-        specials: &[],
-        source: "10 ms .. 10 s on a log scale around the kernel's 1 s (an estimate)",
-    },
+    SCAN_SIZE_DIM,
+    SCAN_DELAY_DIM,
 ];
 
 impl crate::component::PolicyParams for TppConfig {
@@ -154,12 +138,7 @@ impl Tpp {
     pub fn new(config: TppConfig, machine: &Machine) -> Result<Tpp, ConfigError> {
         config.check_ranges("policy")?;
         let slow = slow_tier(machine, "TPP")?;
-        let initial = StaticPolicy::new(config.initial.clone(), machine).map_err(|e| {
-            ConfigError::new(
-                e.field.replacen("policy.", "policy.initial.", 1),
-                e.message.clone(),
-            )
-        })?;
+        let initial = StaticPolicy::initial(config.initial.clone(), machine)?;
         let page = machine.page_size();
         let marks: Vec<Watermarks> = (0..machine.nodes() as u16)
             .map(|n| {
