@@ -263,7 +263,7 @@ impl Gups {
             ),
             buffered_ops: CHUNK * p.ops_per_update + markers.min(1),
             bytes: (c.threads as u64).saturating_mul(std::mem::size_of::<Stream>() as u64),
-            iterations: 0,
+            iterations: markers,
             size_field: "workload.working_set_bytes",
             ops_field: "workload.updates",
         })
@@ -606,9 +606,13 @@ mod tests {
     #[test]
     fn the_footprint_counts_both_phases_and_their_ends() {
         let m = machine();
-        let ops = |c: &GupsConfig| Gups::footprint(c, &m).unwrap().ops;
-        assert_eq!(ops(&two_phases()), all_ops(&two_phases()).len() as u64);
-        assert_eq!(ops(&small()), all_ops(&small()).len() as u64);
+        let fp = |c: &GupsConfig| Gups::footprint(c, &m).unwrap();
+        assert_eq!(fp(&two_phases()).ops, all_ops(&two_phases()).len() as u64);
+        assert_eq!(fp(&small()).ops, all_ops(&small()).len() as u64);
+        assert_eq!(
+            (fp(&two_phases()).iterations, fp(&small()).iterations),
+            (2, 0)
+        );
     }
 
     #[test]
