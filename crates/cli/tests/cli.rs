@@ -438,6 +438,32 @@ fn a_psolu_with_only_the_checker_is_a_user_error_naming_the_threads() {
 }
 
 #[test]
+fn a_third_gups_phase_is_a_user_error_naming_the_field() {
+    let o = numaplace(&["run", "--workload", "gups", "--set", "workload.phases=3"]);
+    assert_user_error(&o, &["workload.phases"]);
+}
+
+#[test]
+fn a_second_gups_hot_set_past_the_working_set_is_a_user_error_naming_the_field() {
+    let o = numaplace(&[
+        "run",
+        "--workload",
+        "gups",
+        "--set",
+        "workload.phases=2",
+        "--set",
+        "workload.second_hot_set_start_bytes=1073741824",
+    ]);
+    assert_user_error(
+        &o,
+        &[
+            "workload.second_hot_set_start_bytes",
+            "past the working set",
+        ],
+    );
+}
+
+#[test]
 fn a_false_claim_is_reported_not_held_with_a_nonzero_exit() {
     let exp = tmp("false-claim-experiments");
     let paper = exp.join("false-claim");

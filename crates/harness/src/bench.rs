@@ -137,6 +137,20 @@ pub const SCENARIOS: &[Scenario] = &[
         sets: &["workload.working_set_bytes=17179869184"],
     },
     Scenario {
+        name: "gups-memsim-2M",
+        what: "memsim's GUPS experiment as published (512 GiB working set, 128 GiB hot set, two phases of 10M updates, the hot set moved to the end) at 2 MB pages, memsim's 42 GB fast and 512 GB slow tiers",
+        machine: "tiered",
+        workload: "gups",
+        policy: "static",
+        sets: &[
+            "machine.page_size_bytes=2097152",
+            "machine.node_frames=[21504, 262144]",
+            "workload.working_set_bytes=549755813888",
+            "workload.hot_set_bytes=137438953472",
+            "workload.phases=2",
+        ],
+    },
+    Scenario {
         name: "pages-2^24",
         what: "a 2^24-page address space on 64 nodes (64 GiB of 4 KB pages), 64 GUPS threads, first touch",
         machine: "butterfly-plus",

@@ -46,6 +46,24 @@ fn first_touch_fills_the_fast_tier_then_spills_to_the_slow_one() {
 }
 
 #[test]
+fn two_gups_phases_give_a_series_point_at_the_end_of_each() {
+    let one = run_to_json(&resolve(None, &tiered(&[])).unwrap()).unwrap();
+    let two = run_to_json(&resolve(None, &tiered(&["workload.phases=2"])).unwrap()).unwrap();
+    assert!(one.stats.series.is_empty());
+    let s = &two.stats.series;
+    assert_eq!(
+        s.iter().map(|p| p.iteration).collect::<Vec<_>>(),
+        [0, 1],
+        "{s:?}"
+    );
+    // Each phase is 2,000 updates of a read and a write; the first ends where the run of
+    // one phase ends, the second at the run's end.
+    assert!(s.iter().all(|p| p.refs.total == 4000), "{s:?}");
+    assert_eq!(s[0].time_ns, one.stats.makespan_ns);
+    assert_eq!(s[1].time_ns, two.stats.makespan_ns);
+}
+
+#[test]
 fn a_frame_list_of_the_wrong_length_names_the_field() {
     let e = resolve(None, &tiered(&["machine.node_frames=[40]"])).unwrap_err();
     let msg = e.to_string();

@@ -21,8 +21,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1.0, value_parser = min_seconds)]
     min_seconds: f64,
     /// Run only this scenario (repeatable): fine-static, jacobi-64B-pages,
-    /// holliday-daemon, platinum-gauss, gups-tiered-1G, gups-tiered-16G, pages-2^24,
-    /// nas-cg-class-a, hemem-optane, trace-replay.
+    /// holliday-daemon, platinum-gauss, gups-tiered-1G, gups-tiered-16G, gups-memsim-2M,
+    /// pages-2^24, nas-cg-class-a, hemem-optane, trace-replay.
     #[arg(long)]
     scenario: Vec<String>,
     /// A stored `bench --json` result: print each scenario's ratios to it.

@@ -9,6 +9,18 @@
 //! HeMem's `gups` benchmark (threads, updates, element size, working set, hot set), so the
 //! same configuration runs in both (BENCHMARKS.md).
 //!
+//! With `phases = 2` each thread then performs `updates` updates more with the hot set
+//! moved to `second_hot_set_start_bytes` (by default the end of the working set): memsim's
+//! experiment, whose `main` (memsim.c, its last version) calls `gups(10000000, 0,
+//! hotset_size, 0.9, WORKSET_SIZE)` and then, after resetting its statistics, `gups(10000000,
+//! WORKSET_SIZE - hotset_size, hotset_size, 0.9, WORKSET_SIZE)` ("Move hotset up"); its
+//! Makefile's hot set is 128 GiB (`HOTSET_SIZE = 137438953472`) of a 512 GiB working set
+//! (`SLOWMEM_SIZE`). A thread's random stream goes on from one phase into the next, so the
+//! first phase is the same as a run of one phase. The end of each phase is an iteration
+//! end (iteration 0, then 1), so the run's series has a point when the last thread
+//! finishes each phase: memsim prints each phase's time and accesses apart. A run of one
+//! phase has no such point (its series is empty, as before phases existed).
+//!
 //! What it leaves out: caches and the TLB (memsim charges a page walk on every TLB miss;
 //! numaplace models memory, not address translation), and the benchmark's own
 //! initialisation pass (pages are placed at their first touch, or at time 0 by a static
@@ -36,7 +48,7 @@ pub struct GupsConfig {
     /// Threads. Default 1 (memsim's GUPS runs one).
     #[field(min = 1, max = crate::estimate::MAX_THREADS)]
     pub threads: u32,
-    /// Updates per thread. Default 10,000,000 (memsim's count per phase).
+    /// Updates per thread in each phase. Default 10,000,000 (memsim's count per phase).
     #[field(min = 1, max = 1_000_000_000_000u64)]
     pub updates: u64,
     /// Size of one element, the unit of an update. Default 8.
@@ -48,10 +60,21 @@ pub struct GupsConfig {
     /// The hot set; default a tenth of the working set.
     #[field(min = 1, max = 1_125_899_906_842_624u64, unit = "bytes")]
     pub hot_set_bytes: Option<u64>,
-    /// Where the hot set starts in the working set. Default 0 (memsim's first phase; its
-    /// second phase moves the hot set to the end of the working set).
+    /// Where the hot set starts in the working set (in the first phase). Default 0
+    /// (memsim's first phase).
     #[field(min = 0, max = 1_125_899_906_842_624u64, unit = "bytes")]
     pub hot_set_start_bytes: u64,
+    /// Phases: 1, or 2 for memsim's experiment, whose second phase of `updates` updates
+    /// per thread moves the hot set to `second_hot_set_start_bytes`. Default 1. Left out
+    /// of records at its default.
+    #[field(min = 1, max = 2)]
+    #[serde(skip_serializing_if = "is_one")]
+    pub phases: u32,
+    /// Where the hot set starts in the second phase (with `phases = 2`); default at the end
+    /// of the working set (`working_set_bytes - hot_set_bytes`, as memsim moves it).
+    #[field(min = 0, max = 1_125_899_906_842_624u64, unit = "bytes")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_hot_set_start_bytes: Option<u64>,
     /// Probability that an update goes to the hot set. Default 0.9.
     #[field(min = 0.0, max = 1.0)]
     pub hot_probability: f64,
@@ -72,11 +95,17 @@ impl Default for GupsConfig {
             working_set_bytes: 1 << 30,
             hot_set_bytes: None,
             hot_set_start_bytes: 0,
+            phases: 1,
+            second_hot_set_start_bytes: None,
             hot_probability: 0.9,
             compute_ns_per_update: 100,
             seed: 1,
         }
     }
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 impl crate::registry::Describe for GupsConfig {
@@ -102,21 +131,24 @@ inventory::submit!(crate::component::WorkloadEntry::of::<GupsConfig>());
 /// Updates generated per call for one thread.
 const CHUNK: u64 = 1024;
 
-/// One thread's place in its stream.
+/// One thread's place in its stream: its phase and the updates left in it.
 #[derive(Debug)]
 struct Stream {
+    phase: u32,
     left: u64,
     rng: Pcg64Mcg,
 }
 
-/// The validated plan: elements and the hot range, in elements.
+/// A phase's hot range, in elements: the first and how many.
+type HotRange = (u64, u64);
+
+/// The validated plan: elements and each phase's hot range, in elements.
 struct Plan {
     layout: Layout,
     data: ArrayId,
     pages: u64,
     elems: u64,
-    hot_first: u64,
-    hot_len: u64,
+    hot: [HotRange; 2],
     /// References of one read or write of an element.
     words: u64,
     ops_per_update: u64,
@@ -130,8 +162,10 @@ pub struct Gups {
     page_size: u64,
     elem_bytes: u64,
     elems: u64,
-    hot_first: u64,
-    hot_len: u64,
+    /// Each phase's hot range (the second unused in a run of one phase).
+    hot: [HotRange; 2],
+    phases: u32,
+    updates: u64,
     hot_probability: f64,
     words: u32,
     compute: Ns,
@@ -164,8 +198,32 @@ impl Gups {
                 ),
             ));
         }
-        let hot_first = c.hot_set_start_bytes / c.elem_bytes;
-        let hot_len = (hot_bytes / c.elem_bytes).clamp(1, elems - hot_first);
+        let second_start = match c.second_hot_set_start_bytes {
+            Some(_) if c.phases < 2 => {
+                return Err(ConfigError::new(
+                    "workload.second_hot_set_start_bytes",
+                    "is where the second phase's hot set starts; a run of one phase has none \
+                     (set workload.phases = 2)",
+                ))
+            }
+            Some(b) if b.saturating_add(hot_bytes) > c.working_set_bytes => {
+                return Err(ConfigError::new(
+                    "workload.second_hot_set_start_bytes",
+                    format!(
+                        "a hot set of {hot_bytes} bytes from byte {b} ends past the working set of {} bytes",
+                        c.working_set_bytes
+                    ),
+                ))
+            }
+            Some(b) => b,
+            // memsim: `WORKSET_SIZE - hotset_size`.
+            None => c.working_set_bytes - hot_bytes,
+        };
+        let range = |start: u64| {
+            let first = start / c.elem_bytes;
+            (first, (hot_bytes / c.elem_bytes).clamp(1, elems - first))
+        };
+        let hot = [range(c.hot_set_start_bytes), range(second_start)];
         let ps = machine.page_size();
         let mut layout = Layout::new();
         let data = layout.alloc("data", elems, c.elem_bytes, ps);
@@ -183,8 +241,7 @@ impl Gups {
             data,
             pages,
             elems,
-            hot_first,
-            hot_len,
+            hot,
             words,
             ops_per_update,
         })
@@ -193,15 +250,20 @@ impl Gups {
     /// What the program needs, from its parameters alone.
     pub fn footprint(c: &GupsConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
         let p = Self::plan(c, machine)?;
+        // A run of two phases ends each with an iteration end.
+        let markers = if c.phases > 1 { c.phases as u64 } else { 0 };
         Ok(Footprint {
             pages: p.pages,
             threads: c.threads,
-            ops: (c.threads as u64)
-                .saturating_mul(c.updates)
-                .saturating_mul(p.ops_per_update),
-            buffered_ops: CHUNK * p.ops_per_update,
+            ops: (c.threads as u64).saturating_mul(
+                c.updates
+                    .saturating_mul(c.phases as u64)
+                    .saturating_mul(p.ops_per_update)
+                    .saturating_add(markers),
+            ),
+            buffered_ops: CHUNK * p.ops_per_update + markers.min(1),
             bytes: (c.threads as u64).saturating_mul(std::mem::size_of::<Stream>() as u64),
-            iterations: 0,
+            iterations: markers,
             size_field: "workload.working_set_bytes",
             ops_field: "workload.updates",
         })
@@ -212,6 +274,7 @@ impl Gups {
         let p = Self::plan(c, machine)?;
         let streams = (0..c.threads)
             .map(|t| Stream {
+                phase: 0,
                 left: c.updates,
                 // One stream per thread, all from the workload's seed.
                 rng: Pcg64Mcg::seed_from_u64(
@@ -225,8 +288,9 @@ impl Gups {
             page_size: machine.page_size(),
             elem_bytes: c.elem_bytes,
             elems: p.elems,
-            hot_first: p.hot_first,
-            hot_len: p.hot_len,
+            hot: p.hot,
+            phases: c.phases,
+            updates: c.updates,
             hot_probability: c.hot_probability,
             words: p.words as u32,
             compute: Ns(c.compute_ns_per_update),
@@ -251,8 +315,14 @@ impl Program for Gups {
     fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
         let base = self.layout.array(self.data).base;
         let s = &mut self.streams[t as usize];
+        if s.left == 0 && s.phase + 1 < self.phases {
+            // The next phase: as many updates again, the hot set moved.
+            s.phase += 1;
+            s.left = self.updates;
+        }
         let n = s.left.min(CHUNK);
         s.left -= n;
+        let (hot_first, hot_len) = self.hot[s.phase as usize];
         let per_update = 2 + usize::from(self.compute > Ns::ZERO);
         // The chunk's operations are written in place (the vector grows once, then each
         // update fills its own slots): no capacity check per operation.
@@ -266,7 +336,7 @@ impl Program for Gups {
         let hot = HotDraw::new(self.hot_probability);
         for slots in out[start..].chunks_exact_mut(per_update) {
             let i = if hot.is_hot(&mut rng) {
-                self.hot_first + rng.gen_range(0..self.hot_len)
+                hot_first + rng.gen_range(0..hot_len)
             } else {
                 rng.gen_range(0..self.elems)
             };
@@ -290,6 +360,10 @@ impl Program for Gups {
             }
         }
         s.rng = rng;
+        if n > 0 && s.left == 0 && self.phases > 1 {
+            // The phase's last update: its end, a point of the run's series.
+            out.push(Op::IterationEnd(s.phase));
+        }
     }
 }
 
@@ -442,6 +516,132 @@ mod tests {
         };
         let e = Gups::new(&c, &machine()).unwrap_err();
         assert_eq!(e.field, "workload.hot_set_bytes");
+    }
+
+    /// Every operation of thread 0, chunk by chunk.
+    fn all_ops(c: &GupsConfig) -> Vec<Op> {
+        let mut g = Gups::new(c, &machine()).unwrap();
+        let (mut all, mut out) = (Vec::new(), Vec::new());
+        loop {
+            out.clear();
+            g.next_ops(0, &[true], &mut out);
+            if out.is_empty() {
+                return all;
+            }
+            all.extend_from_slice(&out);
+        }
+    }
+
+    fn two_phases() -> GupsConfig {
+        GupsConfig {
+            phases: 2,
+            ..small()
+        }
+    }
+
+    #[test]
+    fn the_second_phase_sends_its_hot_share_to_the_hot_set_moved_to_the_end() {
+        // Hot set: the last 10 of 100 pages in the second phase (memsim's move).
+        let ops = all_ops(&two_phases());
+        let end = ops.iter().position(|o| *o == Op::IterationEnd(0)).unwrap();
+        let mut counts = [0u64; 100];
+        for op in &ops[end + 1..] {
+            if let Op::Ref {
+                vpn, write: false, ..
+            } = op
+            {
+                counts[vpn.idx()] += 1;
+            }
+        }
+        assert_eq!(counts.iter().sum::<u64>(), 5000);
+        let share = counts[90..].iter().sum::<u64>() as f64 / 5000.0;
+        assert!((share - 0.91).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn a_second_hot_set_start_moves_the_second_phase_there() {
+        let c = GupsConfig {
+            second_hot_set_start_bytes: Some(64 * 40),
+            ..two_phases()
+        };
+        let ops = all_ops(&c);
+        let end = ops.iter().position(|o| *o == Op::IterationEnd(0)).unwrap();
+        let hot = ops[end + 1..]
+            .iter()
+            .filter(
+                |o| matches!(o, Op::Ref { vpn, write: false, .. } if (40..50).contains(&vpn.idx())),
+            )
+            .count();
+        let share = hot as f64 / 5000.0;
+        assert!((share - 0.91).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn the_first_of_two_phases_is_the_run_of_one_phase() {
+        let one = all_ops(&small());
+        let two = all_ops(&two_phases());
+        assert_eq!(two[..one.len()], one[..]);
+        assert_eq!(two[one.len()], Op::IterationEnd(0));
+    }
+
+    #[test]
+    fn each_of_two_phases_ends_with_an_iteration_end_and_one_phase_has_none() {
+        let ends = |c: &GupsConfig| -> Vec<(usize, Op)> {
+            all_ops(c)
+                .into_iter()
+                .enumerate()
+                .filter(|(_, o)| matches!(o, Op::IterationEnd(_)))
+                .collect()
+        };
+        assert_eq!(
+            ends(&two_phases()),
+            [
+                (5000 * 3, Op::IterationEnd(0)),
+                (2 * 5000 * 3 + 1, Op::IterationEnd(1))
+            ]
+        );
+        assert!(ends(&small()).is_empty());
+    }
+
+    #[test]
+    fn the_footprint_counts_both_phases_and_their_ends() {
+        let m = machine();
+        let fp = |c: &GupsConfig| Gups::footprint(c, &m).unwrap();
+        assert_eq!(fp(&two_phases()).ops, all_ops(&two_phases()).len() as u64);
+        assert_eq!(fp(&small()).ops, all_ops(&small()).len() as u64);
+        assert_eq!(
+            (fp(&two_phases()).iterations, fp(&small()).iterations),
+            (2, 0)
+        );
+    }
+
+    #[test]
+    fn a_second_hot_set_past_the_working_set_is_refused_naming_the_field() {
+        let c = GupsConfig {
+            second_hot_set_start_bytes: Some(64 * 95),
+            ..two_phases()
+        };
+        let e = Gups::new(&c, &machine()).unwrap_err();
+        assert_eq!(e.field, "workload.second_hot_set_start_bytes");
+    }
+
+    #[test]
+    fn a_second_hot_set_start_without_a_second_phase_is_refused_naming_the_field() {
+        let c = GupsConfig {
+            second_hot_set_start_bytes: Some(0),
+            ..small()
+        };
+        let e = Gups::new(&c, &machine()).unwrap_err();
+        assert_eq!(e.field, "workload.second_hot_set_start_bytes");
+    }
+
+    #[test]
+    fn phases_other_than_one_or_two_are_refused_naming_the_field() {
+        for phases in [0, 3] {
+            let c = GupsConfig { phases, ..small() };
+            let e = Gups::new(&c, &machine()).unwrap_err();
+            assert_eq!(e.field, "workload.phases");
+        }
     }
 
     #[test]
