@@ -431,8 +431,8 @@ impl Engine {
 
     /// Whether the reference path has no part that a run can skip only by looking:
     /// no page-table-entry copies, contention, clock interrupts, reference history,
-    /// per-page statistics or access monitors. Fixed for a run (each comes from its configuration or its
-    /// policy); the lane then runs a copy of itself without those looks
+    /// per-page statistics or access monitors. Fixed for a run (each comes from its
+    /// configuration or its policy); the lane then runs a copy of itself without those looks
     /// ([`Engine::allowed_run`] with `BARE`).
     pub(super) fn bare_reference_path(&self) -> bool {
         !self.mm.mem.has_entries()

@@ -155,14 +155,14 @@ impl Bandwidth {
         let late = (t.0 - self.window_end.0) / self.window;
         for i in 0..self.current.len() {
             let u = self.current[i] / self.capacity[i];
-            let mut s = (self.util[i] + u) / 2.0;
-            // Windows that passed with no access to anything: each halves the load.
-            for _ in 0..late.min(64) {
-                s /= 2.0;
-            }
-            if late >= 64 {
-                s = 0.0;
-            }
+            // Windows that passed with no access to anything: each halves the load (a
+            // power of two, exact); after 64 of them it is gone.
+            let idle = if late >= 64 {
+                0.0
+            } else {
+                0.5f64.powi(late as i32)
+            };
+            let s = (self.util[i] + u) / 2.0 * idle;
             self.util[i] = s;
             self.current[i] = 0.0;
             if let Some(m) = &self.memories {

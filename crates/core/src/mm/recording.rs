@@ -152,28 +152,6 @@ impl Recording {
         }
     }
 
-    /// Counts a run of `count` references by node `node` to `vpn`, served by `target`'s
-    /// memory at `t`, in the monitors (bandwidth and sampling), to set the scene; the
-    /// latency its load added to each.
-    pub fn monitor_run(
-        &mut self,
-        node: NodeId,
-        target: NodeId,
-        vpn: Vpn,
-        write: bool,
-        count: u32,
-        t: Ns,
-    ) -> u64 {
-        let per_word = if node == target {
-            self.sys.machine.costs().local_read_ns
-        } else {
-            self.sys.machine.read_ns(node, target)
-        };
-        self.sys.monitors.as_deref_mut().map_or(0, |m| {
-            m.reference_run(0, node, target, vpn, write, count, per_word, t)
-        })
-    }
-
     /// The nodes the threads run on, to set the scene.
     pub fn thread_nodes_mut(&mut self) -> &mut Vec<Option<NodeId>> {
         &mut self.sys.thread_nodes

@@ -178,8 +178,10 @@ pub struct Hemem {
     config: HememConfig,
     initial: StaticPolicy,
     slow: NodeSet,
-    /// Per fast node: its demotion target.
+    /// Per node: its demotion target (fast nodes only).
     demote_to: Vec<Option<NodeId>>,
+    /// The fast tier's nodes, in order.
+    fast: Vec<NodeId>,
     pages: Vec<PageInfo>,
     /// The four lists, FIFO, of (page, stamp).
     lists: [VecDeque<(u32, u32)>; 4],
@@ -198,11 +200,16 @@ impl Hemem {
         let slow = slow_tier(machine, "HeMem, which manages two tiers,")?;
         let initial = StaticPolicy::initial(config.initial.clone(), machine)?;
         let demote_to = demotion_targets(machine, slow);
+        let fast = (0..machine.nodes() as u16)
+            .map(NodeId)
+            .filter(|&n| !slow.contains(n))
+            .collect();
         Ok(Hemem {
             config,
             initial,
             slow,
             demote_to,
+            fast,
             pages: Vec::new(),
             lists: Default::default(),
             samples: Vec::new(),
@@ -338,16 +345,13 @@ impl Hemem {
     /// The policy thread's round: the slow tier's hot pages promoted while frames (free
     /// or freed by demoting a cold page) last on the fast tier.
     fn migrate(&mut self, ctx: &mut dyn Mm) {
-        let fast: Vec<NodeId> = (0..self.demote_to.len() as u16)
-            .map(NodeId)
-            .filter(|&n| self.demote_to[n.idx()].is_some())
-            .collect();
         while let Some(v) = self.pop(SLOW_HOT) {
             let vpn = Vpn(v);
-            let Some(&to) = fast
+            let Some(&to) = self
+                .fast
                 .iter()
                 .find(|&&n| ctx.free_frames(n) > 0)
-                .or_else(|| fast.first())
+                .or_else(|| self.fast.first())
             else {
                 break;
             };
