@@ -365,7 +365,7 @@ pub fn figure(records: &[Record], req: &PlotRequest) -> anyhow::Result<Figure> {
                         let x = get_dotted(rec, x_field)
                             .and_then(as_f64)
                             .unwrap_or(i as f64);
-                        let y = get_dotted(rec, &req.metric).and_then(as_f64)?;
+                        let y = crate::value::metric_of(rec, &req.metric)?;
                         Some((x, y, y, y))
                     })
                     .collect();

@@ -61,7 +61,7 @@ impl Record {
         if !self.ok() || (!self.finished() && !UNFINISHED_METRICS.contains(&path)) {
             return None;
         }
-        get_dotted(&self.result, path).and_then(crate::value::as_f64)
+        crate::value::metric_of(&self.result, path)
     }
 
     /// Value of a configuration field for this run: the axis setting if the

@@ -31,7 +31,10 @@ impl TableOptions {
     /// was not swept is read from the configuration the runner reported). See
     /// [`crate::sweep::SweepOptions::keep`].
     pub fn result_paths(&self) -> Vec<String> {
-        let mut paths = vec![self.metric.clone()];
+        let mut paths: Vec<String> = crate::value::metric_paths(&self.metric)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         // Whether a run finished decides whether its metric counts.
         paths.extend(
             crate::store::UNFINISHED_METRICS
@@ -448,11 +451,11 @@ pub fn records_csv(records: &[Record], metrics: &[String]) -> String {
             c.push(r.settings.get(k).map(csv_value).unwrap_or_default());
         }
         for m in metrics {
-            c.push(
-                crate::value::get_dotted(&r.result, m)
-                    .map(csv_value)
-                    .unwrap_or_default(),
-            );
+            let v = match crate::value::metric_paths(m).len() {
+                1 => crate::value::get_dotted(&r.result, m).map(csv_value),
+                _ => crate::value::metric_of(&r.result, m).map(|x| x.to_string()),
+            };
+            c.push(v.unwrap_or_default());
         }
         c.push(r.error.clone().unwrap_or_default());
         push_csv_row(&mut out, &c);

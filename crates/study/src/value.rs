@@ -97,6 +97,27 @@ pub fn get_dotted<'a>(value: &'a Json, path: &str) -> Option<&'a Json> {
     }
 }
 
+/// The dotted paths a metric reads: one, or the two of a quotient
+/// `numerator / denominator` (e.g. `refs.local / refs.total`, a share that no run
+/// record holds as a field of its own). Paths never contain `/`.
+pub fn metric_paths(metric: &str) -> Vec<&str> {
+    metric.split('/').map(str::trim).collect()
+}
+
+/// The value of a metric (see [`metric_paths`]) in a run's result: the number at its
+/// path, or the quotient of its two (none when the denominator is 0).
+pub fn metric_of(value: &Json, metric: &str) -> Option<f64> {
+    let num = |p: &str| get_dotted(value, p).and_then(as_f64);
+    match metric_paths(metric).as_slice() {
+        [p] => num(p),
+        [n, d] => {
+            let d = num(d)?;
+            (d != 0.0).then_some(num(n)? / d)
+        }
+        _ => None,
+    }
+}
+
 /// The parts of `value` that [`get_dotted`] finds at the given paths, in a
 /// new value of the same shape (so `get_dotted` finds them there too). An
 /// array met on the way is kept whole. A `null` or non-object `value` is
@@ -264,6 +285,16 @@ pub fn fmt_num(x: f64) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_quotient_metric_divides_its_two_paths_and_has_no_value_over_zero() {
+        let v: Json = serde_json::json!({"refs": {"local": 3, "total": 4}, "zero": 0});
+        assert_eq!(metric_of(&v, "refs.local / refs.total"), Some(0.75));
+        assert_eq!(metric_of(&v, "refs.local"), Some(3.0));
+        assert_eq!(metric_of(&v, "refs.local / zero"), None);
+        assert_eq!(metric_of(&v, "refs.local / missing"), None);
+        assert_eq!(metric_paths("a.b/ c.d "), vec!["a.b", "c.d"]);
+    }
 
     #[test]
     fn project_keeps_exactly_what_get_dotted_finds() {

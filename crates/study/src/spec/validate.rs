@@ -178,7 +178,7 @@ pub(super) fn validate(written: WrittenSpec, text: &str, origin: &str) -> Result
             ),
         ));
     }
-    check_path(&output.metric).map_err(|m| invalid("output.metric", m))?;
+    check_metric(&output.metric).map_err(|m| invalid("output.metric", m))?;
     for (i, p) in output.plot.iter().enumerate() {
         let here = format!("output.plot[{i}]");
         if p.file.is_empty()
@@ -245,6 +245,17 @@ fn check_path(path: &str) -> Result<(), String> {
         Err(format!("`{path}` is not a valid dotted path"))
     } else {
         Ok(())
+    }
+}
+
+/// A metric: a dotted path, or a quotient of two (`refs.local / refs.total`).
+fn check_metric(metric: &str) -> Result<(), String> {
+    match crate::value::metric_paths(metric).as_slice() {
+        [p] => check_path(p),
+        [n, d] => check_path(n).and_then(|_| check_path(d)),
+        _ => Err(format!(
+            "`{metric}` is neither a dotted path nor a quotient of two (`a.b / c.d`)"
+        )),
     }
 }
 
