@@ -1,10 +1,11 @@
 //! No run allocates more than its estimate says: a counting allocator measures the peak
 //! heap of resolving, building and running every machine x workload x policy at a small
 //! size (and a few larger ones), and compares it with the harness's estimate.
+//! The same counting holds every workload to a memory independent of its length.
 
 use numaplace_core::component::WorkloadConfig;
 use numaplace_core::PolicyConfig;
-use numaplace_harness::{limits, presets, resolve, run_to_json, Overrides};
+use numaplace_harness::{limits, presets, resolve, run_monitored, run_to_json, Overrides};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -177,4 +178,216 @@ fn nas_cg_class_a_is_estimated_under_a_gigabyte_whatever_its_iterations() {
     assert!(total < 1_000_000_000, "{total} B");
     assert!(total_75 < 1_000_000_000, "{total_75} B");
     assert_eq!(threads, threads_75);
+}
+
+/// The setting that makes a registered workload longer (more iterations, steps, updates,
+/// jobs) without making it larger, with a short and a long value (the long one 8 to 64 times
+/// the work); `None` for a workload whose length comes only with its size.
+fn length_setting(kind: &str) -> Option<(&'static str, u64, u64)> {
+    Some(match kind {
+        "background" => ("jobs", 4, 128),
+        "backprop" => ("epochs", 1, 16),
+        "gups" => ("updates", 20_000, 640_000),
+        "hh3d" | "wave" => ("steps", 2, 64),
+        "jacobi" | "matvec" | "matvec-sparse" => ("iterations", 2, 64),
+        "nas-bt" | "nas-sp" | "nas-lu" | "nas-mg" | "nas-cg" | "nas-ft" => ("iterations", 1, 32),
+        "matvec-synthetic" => ("refs_per_nonzero", 1, 16),
+        "psolu" => ("tolerance_digits", 2, 5),
+        "surface-wave" => ("total_ms", 200, 6400),
+        _ => return None,
+    })
+}
+
+/// Workloads whose length grows only with their size, with a small and a larger order:
+/// their operations grow faster than their pages (gauss: n^3 against n^2), so memory that
+/// followed the operations would grow faster than the pages.
+fn size_setting(kind: &str) -> Option<(&'static str, u64, u64)> {
+    Some(match kind {
+        "gauss" => ("n", 64, 128),
+        "msort" => ("n", 4096, 16_384),
+        "hough" => ("n", 64, 128),
+        _ => return None,
+    })
+}
+
+/// What a run of a workload held at its peak.
+struct Held {
+    /// Peak heap (bytes above the level before the run).
+    peak: usize,
+    /// Pages of its programs.
+    pages: u64,
+    /// Series points of its record (one per iteration end), which are results and grow
+    /// with its length by design.
+    points: usize,
+}
+
+/// What running `kind` (small, no per-page report) with `field = value` held.
+fn run_held(kind: &str, field: &str, value: u64) -> Held {
+    let mut sets: Vec<String> = small(kind)
+        .into_iter()
+        .filter(|s| !s.starts_with(&format!("workload.{field}=")))
+        .collect();
+    sets.push(format!("workload.{field}={value}"));
+    sets.push("report.per_page=false".into());
+    let cfg = resolve(
+        None,
+        &Overrides {
+            workload: Some(kind.into()),
+            policy: Some("static".into()),
+            seed: Some(1),
+            sets,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{kind} {field}={value}: {e}"));
+    // The run alone: its JSON record is built after the peak is taken.
+    let mut run = None;
+    let peak = peak_of(|| {
+        run = Some(
+            run_monitored(&cfg, None).unwrap_or_else(|e| panic!("{kind} {field}={value}: {e}")),
+        );
+    });
+    let (stats, data) = run.expect("the run ran");
+    let json = numaplace_harness::result::stats_json(&cfg, &stats, &data);
+    Held {
+        peak,
+        pages: json["programs"]
+            .as_array()
+            .map(|ps| ps.iter().filter_map(|p| p["pages"].as_u64()).sum())
+            .unwrap_or(0),
+        points: json["series"].as_array().map_or(0, Vec::len),
+    }
+}
+
+/// What a series point may take in the run's statistics, with the growth of the vector
+/// that holds it: the only part of a run's memory allowed to grow with its length.
+const POINT_BYTES: usize = 1 << 10;
+
+/// The bound on the longer run's peak: the shorter's, a tenth more, and its extra points.
+fn length_bound(short: &Held, long: &Held) -> usize {
+    short.peak + short.peak / 10 + long.points.saturating_sub(short.points) * POINT_BYTES + 4096
+}
+
+#[test]
+fn every_workload_holds_its_memory_whatever_its_length() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for w in WorkloadConfig::all() {
+        let kind = w.kind();
+        if kind == "trace" {
+            continue; // its length is its file's: the next test but one
+        }
+        if let Some((field, short, long)) = length_setting(kind) {
+            let (a, b) = (run_held(kind, field, short), run_held(kind, field, long));
+            let bound = length_bound(&a, &b);
+            assert!(
+                b.peak <= bound,
+                "{kind}: peak heap {} B at {field} = {short}, {} B at {field} = {long} (bound {bound} B with {} series points)",
+                a.peak,
+                b.peak,
+                b.points
+            );
+        } else if let Some((field, small_n, large_n)) = size_setting(kind) {
+            let (a, b) = (
+                run_held(kind, field, small_n),
+                run_held(kind, field, large_n),
+            );
+            let grown = Held {
+                peak: (a.peak as f64 * b.pages as f64 / a.pages.max(1) as f64) as usize,
+                ..a
+            };
+            let bound = length_bound(&grown, &b);
+            assert!(
+                b.peak <= bound,
+                "{kind}: peak heap {} B over {} pages at {field} = {small_n}, {} B over {} pages at {field} = {large_n} (bound {bound} B)",
+                a.peak,
+                a.pages,
+                b.peak,
+                b.pages
+            );
+        } else {
+            panic!("workload `{kind}` has no length or size setting in this test: add one");
+        }
+    }
+}
+#[test]
+fn a_run_whose_memory_follows_its_operations_is_past_the_length_bound() {
+    // Jacobi at 128 x 128 on 8 threads holds about 63 KB over 2 iterations; generated up
+    // front, its operations (some 800 an iteration at 24 bytes) would add about 19 KB for
+    // each of 62 more iterations, far beyond their 62 series points.
+    let short = Held {
+        peak: 63_000,
+        pages: 32,
+        points: 2,
+    };
+    let up_front = Held {
+        peak: 63_000 + 62 * 19_000,
+        pages: 32,
+        points: 64,
+    };
+    let streamed = Held {
+        peak: 78_000,
+        ..up_front
+    };
+    assert!(up_front.peak > length_bound(&short, &up_front));
+    assert!(streamed.peak <= length_bound(&short, &streamed));
+}
+
+/// A one-thread trace of `runs` reads cycling over 16 pages.
+fn cyclic_trace(dir: &std::path::Path, runs: u64) -> std::path::PathBuf {
+    use numaplace_harness::trace::format::{Event, Header};
+    let path = dir.join(format!("cyclic-{runs}.trace"));
+    let header = Header {
+        program: "./cyclic".into(),
+        args: vec![],
+        page_size: 4096,
+        recorder: "the tests".into(),
+        environment: vec![],
+    };
+    let mut w = numaplace_harness::trace::TraceWriter::create(&path, &header).unwrap();
+    for i in 0..runs {
+        let address = 0x5555_0000_0000 + (i % 16) * 4096 + (i * 64) % 4096;
+        let run = Event::Run {
+            write: i % 3 == 0,
+            address,
+            count: 1,
+            span: 8,
+        };
+        w.push(0, 10, run).unwrap();
+    }
+    w.push(0, 0, Event::Exit).unwrap();
+    w.finish(vec![]).unwrap();
+    path
+}
+
+#[test]
+fn a_trace_replay_holds_its_memory_whatever_the_trace_length() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("numaplace-length-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let peak = |runs: u64| {
+        let path = cyclic_trace(&dir, runs);
+        let cfg = resolve(
+            None,
+            &Overrides {
+                machine: Some("epyc-2s".into()),
+                workload: Some("trace".into()),
+                policy: Some("static".into()),
+                seed: Some(1),
+                sets: vec![
+                    format!("workload.path={:?}", path.display().to_string()),
+                    "report.per_page=false".into(),
+                ],
+            },
+        )
+        .unwrap();
+        peak_of(|| {
+            run_to_json(&cfg).unwrap();
+        })
+    };
+    let (a, b) = (peak(100_000), peak(800_000));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        b <= a + a / 10 + 4096,
+        "peak heap {a} B replaying 100,000 runs, {b} B replaying 800,000"
+    );
 }
