@@ -55,6 +55,8 @@ pub struct Scenario {
     pub policy: &'static str,
     /// Field overrides.
     pub sets: &'static [&'static str],
+    /// Whether it takes minutes or gigabytes: run only when named or with `--heavy`.
+    pub heavy: bool,
 }
 
 impl Scenario {
@@ -90,6 +92,7 @@ pub const SCENARIOS: &[Scenario] = &[
         workload: "matvec-synthetic",
         policy: "static",
         sets: &["workload.n=5792", "machine.frames_per_node=8192"],
+        heavy: false,
     },
     Scenario {
         name: "jacobi-64B-pages",
@@ -102,6 +105,7 @@ pub const SCENARIOS: &[Scenario] = &[
             "machine.frames_per_node=65536",
             "workload.iterations=200",
         ],
+        heavy: false,
     },
     Scenario {
         name: "holliday-daemon",
@@ -111,6 +115,7 @@ pub const SCENARIOS: &[Scenario] = &[
         workload: "jacobi",
         policy: "holliday-daemon",
         sets: &["workload.threads=16", "workload.iterations=160"],
+        heavy: false,
     },
     Scenario {
         name: "platinum-gauss",
@@ -119,6 +124,7 @@ pub const SCENARIOS: &[Scenario] = &[
         workload: "gauss",
         policy: "platinum",
         sets: &["workload.n=1260"],
+        heavy: false,
     },
     Scenario {
         name: "gups-tiered-1G",
@@ -127,6 +133,7 @@ pub const SCENARIOS: &[Scenario] = &[
         workload: "gups",
         policy: "static",
         sets: &[],
+        heavy: false,
     },
     Scenario {
         name: "gups-tiered-16G",
@@ -135,6 +142,7 @@ pub const SCENARIOS: &[Scenario] = &[
         workload: "gups",
         policy: "static",
         sets: &["workload.working_set_bytes=17179869184"],
+        heavy: false,
     },
     Scenario {
         name: "gups-memsim-2M",
@@ -149,6 +157,20 @@ pub const SCENARIOS: &[Scenario] = &[
             "workload.hot_set_bytes=137438953472",
             "workload.phases=2",
         ],
+        heavy: false,
+    },
+    Scenario {
+        name: "gups-memsim-4K",
+        what: "memsim's GUPS experiment as gups-memsim-2M, at the preset's 4 KB pages: 134 million pages (about 13 CPU s and 4 GiB)",
+        machine: "tiered",
+        workload: "gups",
+        policy: "static",
+        sets: &[
+            "workload.working_set_bytes=549755813888",
+            "workload.hot_set_bytes=137438953472",
+            "workload.phases=2",
+        ],
+        heavy: true,
     },
     Scenario {
         name: "pages-2^24",
@@ -164,6 +186,7 @@ pub const SCENARIOS: &[Scenario] = &[
             "workload.threads=64",
             "workload.updates=100000",
         ],
+        heavy: false,
     },
     Scenario {
         name: "nas-cg-class-a",
@@ -172,6 +195,7 @@ pub const SCENARIOS: &[Scenario] = &[
         workload: "nas-cg",
         policy: "static",
         sets: &[],
+        heavy: false,
     },
     Scenario {
         name: "hemem-optane",
@@ -187,6 +211,7 @@ pub const SCENARIOS: &[Scenario] = &[
             "policy.initial.node=1",
             "policy.policy_period_ms=100",
         ],
+        heavy: false,
     },
     Scenario {
         name: "trace-replay",
@@ -199,6 +224,7 @@ pub const SCENARIOS: &[Scenario] = &[
             env!("CARGO_MANIFEST_DIR"),
             "/../../recorder/fixtures/stencil-4.trace\""
         )],
+        heavy: false,
     },
 ];
 

@@ -22,9 +22,14 @@ pub struct BenchArgs {
     min_seconds: f64,
     /// Run only this scenario (repeatable): fine-static, jacobi-64B-pages,
     /// holliday-daemon, platinum-gauss, gups-tiered-1G, gups-tiered-16G, gups-memsim-2M,
-    /// pages-2^24, nas-cg-class-a, hemem-optane, trace-replay.
+    /// pages-2^24, nas-cg-class-a, hemem-optane, trace-replay, and the heavy
+    /// gups-memsim-4K.
     #[arg(long)]
     scenario: Vec<String>,
+    /// Also run the heavy scenarios (minutes or gigabytes each), which the whole set leaves
+    /// out unless named with --scenario.
+    #[arg(long)]
+    heavy: bool,
     /// A stored `bench --json` result: print each scenario's ratios to it.
     #[arg(long, value_name = "OLD.json")]
     compare: Option<PathBuf>,
@@ -66,7 +71,11 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
         }
     };
     let names: Vec<&str> = if a.scenario.is_empty() {
-        bench::SCENARIOS.iter().map(|s| s.name).collect()
+        bench::SCENARIOS
+            .iter()
+            .filter(|s| a.heavy || !s.heavy)
+            .map(|s| s.name)
+            .collect()
     } else {
         for n in &a.scenario {
             if bench::scenario(n).is_none() {
