@@ -21,10 +21,17 @@
 //! finishes each phase: memsim prints each phase's time and accesses apart. A run of one
 //! phase has no such point (its series is empty, as before phases existed).
 //!
+//! With `fault_in_stride_bytes`, thread 0 first reads one word every that many bytes of the
+//! working set in address order, before the first phase: memsim's fault-in pass (its `main`
+//! reads every 4 KB of the working set, `BASE_PAGE_SIZE`, before the first phase and resets
+//! its statistics after), so its pages are placed, and a policy has run, as in memsim when the
+//! phases start. The pass's end is an iteration end of every thread (iteration 0, the
+//! phases' ends then 1 and 2), and the other threads wait for it at a barrier.
+//!
 //! What it leaves out: caches and the TLB (memsim charges a page walk on every TLB miss;
-//! numaplace models memory, not address translation), and the benchmark's own
-//! initialisation pass (pages are placed at their first touch, or at time 0 by a static
-//! policy). The random stream is the program's input: it depends on the workload's
+//! numaplace models memory, not address translation), and, by default, the benchmark's
+//! own initialisation pass (pages are placed at their first touch, or at time 0 by a
+//! static policy). The random stream is the program's input: it depends on the workload's
 //! `seed`, not on the run's, and each thread draws from a stream of its own.
 //!
 //! Operations are generated a chunk at a time, so a run of any length holds a few
@@ -75,6 +82,13 @@ pub struct GupsConfig {
     #[field(min = 0, max = 1_125_899_906_842_624u64, unit = "bytes")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub second_hot_set_start_bytes: Option<u64>,
+    /// Before the first phase, thread 0 reads one word every this many bytes of the
+    /// working set, in address order: memsim's fault-in pass (memsim.c's `main`, a read
+    /// every `BASE_PAGE_SIZE`, 4 KB, of `WORKSET_SIZE`). Default none: no pass. Left out of
+    /// records at its default.
+    #[field(min = 1, max = 1_125_899_906_842_624u64, unit = "bytes")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault_in_stride_bytes: Option<u64>,
     /// Probability that an update goes to the hot set. Default 0.9.
     #[field(min = 0.0, max = 1.0)]
     pub hot_probability: f64,
@@ -97,6 +111,7 @@ impl Default for GupsConfig {
             hot_set_start_bytes: 0,
             phases: 1,
             second_hot_set_start_bytes: None,
+            fault_in_stride_bytes: None,
             hot_probability: 0.9,
             compute_ns_per_update: 100,
             seed: 1,
@@ -131,9 +146,13 @@ inventory::submit!(crate::component::WorkloadEntry::of::<GupsConfig>());
 /// Updates generated per call for one thread.
 const CHUNK: u64 = 1024;
 
-/// One thread's place in its stream: its phase and the updates left in it.
+/// One thread's place in its stream: the fault-in pass's reads left (thread 0's; none
+/// for the others), whether its end is behind, then the phase and the updates left in it.
 #[derive(Debug)]
 struct Stream {
+    pass_next: u64,
+    pass_reads: u64,
+    pass_done: bool,
     phase: u32,
     left: u64,
     rng: Pcg64Mcg,
@@ -152,6 +171,8 @@ struct Plan {
     /// References of one read or write of an element.
     words: u64,
     ops_per_update: u64,
+    /// Reads of the fault-in pass (0: no pass).
+    pass_reads: u64,
 }
 
 /// The program.
@@ -165,6 +186,8 @@ pub struct Gups {
     /// Each phase's hot range (the second unused in a run of one phase).
     hot: [HotRange; 2],
     phases: u32,
+    /// The fault-in pass's stride (bytes); 0: no pass.
+    pass_stride: u64,
     updates: u64,
     hot_probability: f64,
     words: u32,
@@ -236,6 +259,10 @@ impl Gups {
             ));
         }
         let ops_per_update = 2 + u64::from(c.compute_ns_per_update > 0);
+        // Over the elements' bytes (the working set less any part of an element).
+        let pass_reads = c
+            .fault_in_stride_bytes
+            .map_or(0, |stride| (elems * c.elem_bytes).div_ceil(stride));
         Ok(Plan {
             layout,
             data,
@@ -244,24 +271,39 @@ impl Gups {
             hot,
             words,
             ops_per_update,
+            pass_reads,
         })
     }
 
     /// What the program needs, from its parameters alone.
     pub fn footprint(c: &GupsConfig, machine: &Machine) -> Result<Footprint, ConfigError> {
         let p = Self::plan(c, machine)?;
-        // A run of two phases ends each with an iteration end.
-        let markers = if c.phases > 1 { c.phases as u64 } else { 0 };
+        let pass = c.fault_in_stride_bytes.is_some();
+        // A run of two phases, or with a fault-in pass, ends each with an iteration end.
+        let markers = if c.phases > 1 || pass {
+            c.phases as u64 + u64::from(pass)
+        } else {
+            0
+        };
+        // The pass's reads (thread 0's) and, with several threads, the barrier after it.
+        let pass_ops = p.pass_reads
+            + if pass && c.threads > 1 {
+                c.threads as u64
+            } else {
+                0
+            };
         Ok(Footprint {
             pages: p.pages,
             threads: c.threads,
-            ops: (c.threads as u64).saturating_mul(
-                c.updates
-                    .saturating_mul(c.phases as u64)
-                    .saturating_mul(p.ops_per_update)
-                    .saturating_add(markers),
-            ),
-            buffered_ops: CHUNK * p.ops_per_update + markers.min(1),
+            ops: (c.threads as u64)
+                .saturating_mul(
+                    c.updates
+                        .saturating_mul(c.phases as u64)
+                        .saturating_mul(p.ops_per_update)
+                        .saturating_add(markers),
+                )
+                .saturating_add(pass_ops),
+            buffered_ops: CHUNK * p.ops_per_update + markers.min(1) + u64::from(pass),
             bytes: (c.threads as u64).saturating_mul(std::mem::size_of::<Stream>() as u64),
             iterations: markers,
             size_field: "workload.working_set_bytes",
@@ -274,6 +316,9 @@ impl Gups {
         let p = Self::plan(c, machine)?;
         let streams = (0..c.threads)
             .map(|t| Stream {
+                pass_next: 0,
+                pass_reads: if t == 0 { p.pass_reads } else { 0 },
+                pass_done: c.fault_in_stride_bytes.is_none(),
                 phase: 0,
                 left: c.updates,
                 // One stream per thread, all from the workload's seed.
@@ -290,6 +335,7 @@ impl Gups {
             elems: p.elems,
             hot: p.hot,
             phases: c.phases,
+            pass_stride: c.fault_in_stride_bytes.unwrap_or(0),
             updates: c.updates,
             hot_probability: c.hot_probability,
             words: p.words as u32,
@@ -314,7 +360,32 @@ impl Program for Gups {
     }
     fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
         let base = self.layout.array(self.data).base;
+        let threads = self.streams.len();
         let s = &mut self.streams[t as usize];
+        if !s.pass_done {
+            // memsim's fault-in pass: a read every stride bytes, in address order.
+            let n = (s.pass_reads - s.pass_next).min(CHUNK);
+            let ps = self.page_size;
+            out.extend((s.pass_next..s.pass_next + n).map(|i| {
+                let addr = base + i * self.pass_stride;
+                Op::Ref {
+                    vpn: Vpn((addr / ps) as u32),
+                    write: false,
+                    count: 1,
+                    at: (addr % ps) as u32,
+                    span: 0,
+                }
+            }));
+            s.pass_next += n;
+            if s.pass_next == s.pass_reads {
+                s.pass_done = true;
+                out.push(Op::IterationEnd(0));
+                if threads > 1 {
+                    out.push(Op::Barrier);
+                }
+            }
+            return;
+        }
         if s.left == 0 && s.phase + 1 < self.phases {
             // The next phase: as many updates again, the hot set moved.
             s.phase += 1;
@@ -360,9 +431,11 @@ impl Program for Gups {
             }
         }
         s.rng = rng;
-        if n > 0 && s.left == 0 && self.phases > 1 {
-            // The phase's last update: its end, a point of the run's series.
-            out.push(Op::IterationEnd(s.phase));
+        let pass = self.pass_stride > 0;
+        if n > 0 && s.left == 0 && (self.phases > 1 || pass) {
+            // The phase's last update: its end, a point of the run's series (after the
+            // pass's, when there is a pass).
+            out.push(Op::IterationEnd(s.phase + u32::from(pass)));
         }
     }
 }
@@ -642,6 +715,81 @@ mod tests {
             let e = Gups::new(&c, &machine()).unwrap_err();
             assert_eq!(e.field, "workload.phases");
         }
+    }
+
+    fn with_pass() -> GupsConfig {
+        GupsConfig {
+            fault_in_stride_bytes: Some(32),
+            ..two_phases()
+        }
+    }
+
+    #[test]
+    fn the_fault_in_pass_reads_every_stride_in_address_order_then_ends_iteration_zero() {
+        // 64 * 100 bytes at a stride of 32: 200 reads, two on each page of 64 bytes.
+        let ops = all_ops(&with_pass());
+        let end = ops.iter().position(|o| *o == Op::IterationEnd(0)).unwrap();
+        assert_eq!(end, 200);
+        for (i, op) in ops[..end].iter().enumerate() {
+            let want = Op::Ref {
+                vpn: Vpn(i as u32 / 2),
+                write: false,
+                count: 1,
+                at: (i as u32 % 2) * 32,
+                span: 0,
+            };
+            assert_eq!(*op, want, "read {i}");
+        }
+    }
+
+    #[test]
+    fn after_the_fault_in_pass_the_phases_are_those_of_a_run_without_it_ending_one_and_two() {
+        let without = all_ops(&two_phases());
+        let with = all_ops(&with_pass());
+        let end = with.iter().position(|o| *o == Op::IterationEnd(0)).unwrap();
+        let renumbered: Vec<Op> = without
+            .iter()
+            .map(|o| match o {
+                Op::IterationEnd(k) => Op::IterationEnd(k + 1),
+                o => *o,
+            })
+            .collect();
+        assert_eq!(with[end + 1..], renumbered[..]);
+    }
+
+    #[test]
+    fn with_the_fault_in_pass_one_phase_ends_with_an_iteration_end() {
+        let c = GupsConfig {
+            fault_in_stride_bytes: Some(64),
+            ..small()
+        };
+        let ops = all_ops(&c);
+        assert_eq!(ops[100], Op::IterationEnd(0));
+        assert_eq!(*ops.last().unwrap(), Op::IterationEnd(1));
+    }
+
+    #[test]
+    fn other_threads_skip_the_fault_in_pass_and_wait_for_it_at_a_barrier() {
+        let c = GupsConfig {
+            threads: 2,
+            ..with_pass()
+        };
+        let mut g = Gups::new(&c, &machine()).unwrap();
+        let mut out = Vec::new();
+        g.next_ops(1, &[true, true], &mut out);
+        assert_eq!(out, [Op::IterationEnd(0), Op::Barrier]);
+        out.clear();
+        g.next_ops(0, &[true, true], &mut out);
+        assert_eq!(&out[200..], [Op::IterationEnd(0), Op::Barrier]);
+    }
+
+    #[test]
+    fn the_footprint_counts_the_fault_in_pass_and_its_end() {
+        let m = machine();
+        let c = with_pass();
+        let fp = Gups::footprint(&c, &m).unwrap();
+        assert_eq!(fp.ops, all_ops(&c).len() as u64);
+        assert_eq!(fp.iterations, 3);
     }
 
     #[test]
