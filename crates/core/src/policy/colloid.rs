@@ -20,7 +20,10 @@
 //! - **The shift.** With p the fast tier's share of the arrivals, the share of accesses
 //!   to move is Colloid's `COLLOID_EXPR3`:
 //!   `delta_p = p (1 - p) |L_fast - L_slow| / (p L_slow + (1 - p) L_fast)` (the code's
-//!   occupancy form, rewritten so that a tier without arrivals gives 0).
+//!   occupancy form, rewritten so that a tier without arrivals gives 0, where the code
+//!   divides by zero and moves nothing). So pages all placed on the slow tier at the
+//!   start stay there, as in the code, which ranks only allocated pages and never
+//!   promotes into an empty fast tier.
 //! - **The moves.** If `L_fast > L_slow` pages move from the fast tier to the slow one,
 //!   else the other way. Every placed page's sampled count, over all pages' counts, is
 //!   its access probability; the pages of each tier are sorted by it. Repeatedly, a
