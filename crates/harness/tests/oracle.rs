@@ -33,7 +33,7 @@ fn the_optimum_is_never_dearer_than_any_policy_in_the_same_model() {
     let dir = tempfile::tempdir().unwrap();
     for w in ["jacobi", "gauss", "matvec", "backprop"] {
         for p in PolicyConfig::all() {
-            if p.kind() == "holliday-daemon" || p.kind() == "hemem" {
+            if matches!(p.kind(), "holliday-daemon" | "hemem" | "colloid") {
                 // Its daemons need processors of their own: fewer nodes for threads.
                 continue;
             }

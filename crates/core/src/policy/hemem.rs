@@ -221,6 +221,34 @@ impl Hemem {
         })
     }
 
+    /// Page `v`'s sampled accesses as cooled so far (reads and writes): what a policy
+    /// built on HeMem's sampling ranks pages by.
+    pub(super) fn accesses(&self, v: u32) -> u64 {
+        self.pages
+            .get(v as usize)
+            .map_or(0, |p| u64::from(p.reads) + u64::from(p.writes))
+    }
+
+    /// Whether node `n` is of the slow tier.
+    pub(super) fn is_slow(&self, n: NodeId) -> bool {
+        self.slow.contains(n)
+    }
+
+    /// The fast tier's nodes, in order.
+    pub(super) fn fast_nodes(&self) -> &[NodeId] {
+        &self.fast
+    }
+
+    /// Where fast node `n` demotes to (none for a slow node).
+    pub(super) fn demotion_target(&self, n: NodeId) -> Option<NodeId> {
+        self.demote_to[n.idx()]
+    }
+
+    /// Sampled records processed and coolings so far.
+    pub(super) fn sampling_counts(&self) -> (u64, u64) {
+        (self.records, self.coolings)
+    }
+
     fn is_hot(&self, p: &PageInfo) -> bool {
         p.reads >= self.config.hot_read_threshold || p.writes >= self.config.hot_write_threshold
     }
@@ -251,8 +279,9 @@ impl Hemem {
     }
 
     /// Puts page `v` on the list it belongs on, if it is not there; a page that has
-    /// migrated its last time is on none.
-    fn refile(&mut self, ctx: &dyn Mm, v: u32) {
+    /// migrated its last time is on none. A policy that moves page `v` itself calls
+    /// this after the move, so the page is on its new tier's list.
+    pub(super) fn refile(&mut self, ctx: &dyn Mm, v: u32) {
         let l = if self.pages[v as usize].migrations >= self.config.migration_stop_threshold {
             NONE
         } else {
@@ -313,7 +342,7 @@ impl Hemem {
     }
 
     /// The sampling thread's step: every record drained and counted.
-    fn drain(&mut self, ctx: &mut dyn Mm) {
+    pub(super) fn drain(&mut self, ctx: &mut dyn Mm) {
         let mut samples = std::mem::take(&mut self.samples);
         ctx.take_samples(&mut samples);
         ctx.charge(Ns(self

@@ -2,6 +2,7 @@
 //! [`Policy`](crate::component::Policy) trait, its hook types and registry entry) is in
 //! [`crate::component::policy`].
 
+pub mod colloid;
 pub mod dunx;
 pub mod foresight;
 pub mod hemem;
@@ -22,6 +23,7 @@ mod test_scene;
 mod tiers;
 pub mod tpp;
 
+pub use colloid::{Colloid, ColloidConfig};
 pub use dunx::{DunxConfig, DunxPolicy, LaroweConfig};
 pub use foresight::{Foresight, ForesightConfig};
 pub use hemem::{Hemem, HememConfig};
