@@ -2,6 +2,7 @@
 //! [`Policy`](crate::component::Policy) trait, its hook types and registry entry) is in
 //! [`crate::component::policy`].
 
+pub mod damon;
 pub mod dunx;
 pub mod foresight;
 pub mod hemem;
@@ -22,6 +23,7 @@ mod test_scene;
 mod tiers;
 pub mod tpp;
 
+pub use damon::{Damon, DamonConfig};
 pub use dunx::{DunxConfig, DunxPolicy, LaroweConfig};
 pub use foresight::{Foresight, ForesightConfig};
 pub use hemem::{Hemem, HememConfig};
