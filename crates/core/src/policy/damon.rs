@@ -333,7 +333,7 @@ impl Damon {
         }
         let slow = slow_tier(
             machine,
-            "DAMON's tiering schemes, which move pages between two tiers,",
+            "DAMON's tiering, which moves pages between two tiers,",
         )?;
         let initial = StaticPolicy::initial(config.initial.clone(), machine)?;
         let demote_to = demotion_targets(machine, slow);
@@ -430,7 +430,7 @@ impl Damon {
                 break;
             }
         }
-        if self.aggregations % self.aggrs_per_apply == 0 {
+        if self.aggregations.is_multiple_of(self.aggrs_per_apply) {
             self.applications += 1;
             self.apply(ctx, COLD);
             self.apply(ctx, HOT);
@@ -528,10 +528,8 @@ impl Damon {
             self.config.weight_nr_accesses as u64,
             self.config.weight_age as u64,
         );
-        let mut hot = wf * freq + wa * age;
-        if wf + wa > 0 {
-            hot /= wf + wa;
-        }
+        let sum = wf * freq + wa * age;
+        let hot = sum.checked_div(wf + wa).unwrap_or(sum);
         (hot * MAX_SCORE as u64 / MAX_SUBSCORE).min(MAX_SCORE as u64) as usize
     }
 
@@ -596,11 +594,11 @@ impl Damon {
         }
         if self.config.quota_ms > 0 {
             // Bytes per ms moved so far, or a first guess of 1024 pages per ms.
-            let throughput = if q.total_ns > 0 {
-                q.total_bytes.saturating_mul(1_000_000) / q.total_ns
-            } else {
-                self.page_bytes * 1024
-            };
+            let throughput = q
+                .total_bytes
+                .saturating_mul(1_000_000)
+                .checked_div(q.total_ns)
+                .unwrap_or(self.page_bytes * 1024);
             esz = esz.min(throughput.saturating_mul(self.config.quota_ms));
         }
         if self.config.quota_mb > 0 {
