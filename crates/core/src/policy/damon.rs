@@ -94,15 +94,17 @@ pub struct DamonConfig {
     #[field(min = 0, max = 86_400_000, unit = "ms")]
     pub apply_interval_ms: u64,
     /// Accesses in an aggregation from which a region is hot for `migrate_hot`. Default
-    /// 1 (mtier.c's promotion pattern, `min_nr_accesses`).
+    /// 1, an estimate after mtier.c's promotion pattern (`min_nr_accesses`; not checked
+    /// against a tagged release).
     #[field(min = 0, max = 1_000_000)]
     pub hot_min_accesses: u32,
     /// Accesses in an aggregation up to which a region is cold for `migrate_cold`.
-    /// Default 0 (mtier.c's demotion pattern, `max_nr_accesses`).
+    /// Default 0, an estimate after mtier.c's demotion pattern (`max_nr_accesses`; not
+    /// checked against a tagged release).
     #[field(min = 0, max = 1_000_000)]
     pub cold_max_accesses: u32,
-    /// Aggregations a region must have aged to be cold for `migrate_cold`. Default 0
-    /// (mtier.c's `min_age_region`).
+    /// Aggregations a region must have aged to be cold for `migrate_cold`. Default 0, an
+    /// estimate after mtier.c's `min_age_region` (not checked against a tagged release).
     #[field(min = 0, max = 1_000_000_000)]
     pub cold_min_age: u32,
     /// Each scheme's size quota per window (MiB); 0: none. Default 200, an estimate
