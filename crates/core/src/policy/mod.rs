@@ -3,6 +3,7 @@
 //! [`crate::component::policy`].
 
 pub mod colloid;
+pub mod damon;
 pub mod dunx;
 pub mod foresight;
 pub mod hemem;
@@ -24,6 +25,7 @@ mod tiers;
 pub mod tpp;
 
 pub use colloid::{Colloid, ColloidConfig};
+pub use damon::{Damon, DamonConfig};
 pub use dunx::{DunxConfig, DunxPolicy, LaroweConfig};
 pub use foresight::{Foresight, ForesightConfig};
 pub use hemem::{Hemem, HememConfig};
