@@ -46,9 +46,10 @@
 //! - **Allocation** is first touch, fast tier first (`StaticPolicy::initial`).
 //!
 //! The fast tier is the nodes with processors, the slow tier the memory-only nodes (a
-//! fast node demotes to its nearest slow node). Its threads are kernel threads: the
-//! sampler steals time from node 0's processors (`ksamplingd` is bound to node 0), each
-//! kmigraterd from the processors of the fast node it works for.
+//! fast node demotes to its nearest slow node). Its threads are kernel threads bound to a
+//! node's processors (`ksamplingd` to node 0, each kmigraterd to its node); they run on
+//! processors the program leaves free, as the scheduler would place them on idle ones,
+//! or, with `steal_time`, steal time from the first fast node's first processor.
 //!
 //! Not modelled:
 //! - the adaptation of the sampling periods to the sampler's CPU quota
@@ -150,6 +151,13 @@ pub struct MemtisConfig {
     /// estimate, for comparison).
     #[field(min = 0, max = 1_000_000, unit = "ns")]
     pub sample_cost_ns: u64,
+    /// Run the sampling and migration threads on the first fast node's first processor,
+    /// stealing its thread's time, rather than on processors the program leaves free.
+    /// Default false: the code binds its kernel threads to a node's processors
+    /// (`ksamplingd` to node 0, each kmigraterd to its node), where the scheduler puts
+    /// them on an idle one while there is one; set it for runs whose threads take every
+    /// processor.
+    pub steal_time: bool,
     /// Initial placement (default: first touch, fast tier first).
     #[field(nested)]
     pub initial: StaticConfig,
@@ -176,6 +184,7 @@ impl Default for MemtisConfig {
             sample_drain_us: 2000,
             sample_buffer: 65_536,
             sample_cost_ns: 100,
+            steal_time: false,
             initial: StaticConfig::default(),
         }
     }
@@ -693,23 +702,26 @@ impl Policy for Memtis {
         }
     }
 
-    fn daemons(&self, machine: &Machine) -> Vec<DaemonSpec> {
-        let fast = self.fast.first().copied().unwrap_or(NodeId(0));
-        let slow_first = self.slow.iter().next().unwrap_or(NodeId(0));
+    fn daemons(&self, _machine: &Machine) -> Vec<DaemonSpec> {
+        let placement = if self.config.steal_time {
+            DaemonPlacement::StealOn(self.fast.first().copied().unwrap_or(NodeId(0)))
+        } else {
+            DaemonPlacement::OwnProcessor
+        };
         vec![
             DaemonSpec {
                 name: "memtis-ksamplingd".into(),
-                placement: DaemonPlacement::StealOn(NodeId(0)),
+                placement,
                 first_wake: Ns(self.config.sample_drain_us * 1000),
             },
             DaemonSpec {
                 name: "memtis-kmigraterd-demotion".into(),
-                placement: DaemonPlacement::StealOn(fast),
+                placement,
                 first_wake: Ns(self.config.demotion_period_ms * 1_000_000),
             },
             DaemonSpec {
                 name: "memtis-kmigraterd-promotion".into(),
-                placement: DaemonPlacement::StealOn(machine.nearest_with_procs(slow_first)),
+                placement,
                 first_wake: Ns(self.config.promotion_period_ms * 1_000_000),
             },
         ]
@@ -1160,6 +1172,29 @@ mod tests {
         assert_eq!(p.headroom[0], 100 << 14);
         // 2 % of 8 frames of 64 bytes, under the 50 MB floor.
         assert_eq!(p.trigger[0], 50 << 14);
+    }
+
+    #[test]
+    fn its_threads_run_on_free_processors_unless_told_to_steal_time() {
+        let (p, rec) = scene(config(), 8, 4, 2);
+        let own = p.daemons(rec.machine());
+        assert_eq!(own.len(), 3);
+        assert!(own
+            .iter()
+            .all(|d| d.placement == DaemonPlacement::OwnProcessor));
+        let (p, rec) = scene(
+            MemtisConfig {
+                steal_time: true,
+                ..config()
+            },
+            8,
+            4,
+            2,
+        );
+        let steal = p.daemons(rec.machine());
+        assert!(steal
+            .iter()
+            .all(|d| d.placement == DaemonPlacement::StealOn(NodeId(0))));
     }
 
     #[test]
