@@ -298,10 +298,11 @@ pub struct Memtis {
     pages: Vec<PageInfo>,
     /// The access histogram over the pages in it.
     hist: [u64; BINS],
-    /// Per node: its placed pages by bin (the hot pages waiting on a slow node).
-    node_bins: Vec<[u64; BINS]>,
     /// The slow tier's hot pages, in the order they became hot (may hold stale entries).
     queue: VecDeque<u32>,
+    /// Per node: its pages in the queue (its "active list", which a fast node's
+    /// demotion makes room for).
+    queued: Vec<u64>,
     /// Queue entries put back after a round (reused).
     keep: Vec<u32>,
     /// Per fast node: the demotion clock's hand.
@@ -380,8 +381,8 @@ impl Memtis {
             alloc_pages,
             pages: Vec::new(),
             hist: [0; BINS],
-            node_bins: vec![[0; BINS]; nodes],
             queue: VecDeque::new(),
+            queued: vec![0; nodes],
             keep: Vec::new(),
             hand: vec![0; nodes],
             hot,
@@ -413,12 +414,13 @@ impl Memtis {
             && self.slow.contains(ctx.home(Vpn(v)))
         {
             self.pages[v as usize].flags |= QUEUED;
+            self.queued[ctx.home(Vpn(v)).idx()] += 1;
             self.queue.push_back(v);
         }
     }
 
     /// A page placed for the first time: hot by its initial count, fresh.
-    fn born(&mut self, ctx: &dyn Mm, v: u32) {
+    fn born(&mut self, v: u32) {
         self.resident += 1;
         // `get_accesses_from_idx(active_threshold + 1)`.
         let count = 1u32 << (self.hot + 1).min(31);
@@ -426,7 +428,6 @@ impl Memtis {
             count,
             flags: FRESH,
         };
-        self.node_bins[ctx.home(Vpn(v)).idx()][bin(count)] += 1;
     }
 
     /// Halves every count (a fresh page is passed over, once) and rebuilds the
@@ -434,9 +435,6 @@ impl Memtis {
     fn cool(&mut self, ctx: &dyn Mm) {
         self.coolings += 1;
         self.hist = [0; BINS];
-        for b in &mut self.node_bins {
-            *b = [0; BINS];
-        }
         for v in 0..self.pages.len() {
             if ctx.copy_count(Vpn(v as u32)) == 0 {
                 continue;
@@ -449,7 +447,6 @@ impl Memtis {
                 p.flags |= IN_HIST;
                 self.hist[bin(p.count)] += 1;
             }
-            self.node_bins[ctx.home(Vpn(v as u32)).idx()][bin(p.count)] += 1;
         }
         self.cooled = true;
     }
@@ -512,7 +509,6 @@ impl Memtis {
                 continue;
             }
             self.records += 1;
-            let home = ctx.home(s.vpn).idx();
             let p = &mut self.pages[v as usize];
             let old = bin(p.count);
             p.count = p.count.saturating_add(1);
@@ -524,8 +520,6 @@ impl Memtis {
                 self.hist[old] = self.hist[old].saturating_sub(1);
                 self.hist[new] += 1;
             }
-            self.node_bins[home][old] = self.node_bins[home][old].saturating_sub(1);
-            self.node_bins[home][new] += 1;
             self.consider(&*ctx, v);
             self.sampled += 1;
             let grown = self.alloc_pages > 0
@@ -543,21 +537,10 @@ impl Memtis {
         self.samples = samples;
     }
 
-    /// Moves page `v` to `to`, keeping the per-node bins; whether it moved.
-    fn migrate(&mut self, ctx: &mut dyn Mm, v: u32, to: NodeId) -> bool {
-        let from = ctx.home(Vpn(v));
-        if ctx.migrate(Vpn(v), to).is_err() {
-            return false;
-        }
-        let b = bin(self.pages[v as usize].count);
-        self.node_bins[from.idx()][b] = self.node_bins[from.idx()][b].saturating_sub(1);
-        self.node_bins[to.idx()][b] += 1;
-        true
-    }
-
-    /// Hot pages on node `n` (its "active list").
-    fn hot_on(&self, n: NodeId) -> u64 {
-        self.node_bins[n.idx()][self.hot as usize..].iter().sum()
+    /// Takes page `v`, on node `n`, out of the queue's count.
+    fn dequeued(&mut self, v: u32, n: NodeId) {
+        self.pages[v as usize].flags &= !QUEUED;
+        self.queued[n.idx()] = self.queued[n.idx()].saturating_sub(1);
     }
 
     /// The promotion thread's round: the slow tier's hot pages, oldest first, into their
@@ -572,7 +555,7 @@ impl Memtis {
             let p = self.pages[v as usize];
             let from = ctx.home(vpn);
             if ctx.copy_count(vpn) == 0 || !self.slow.contains(from) || !self.is_hot(p.count) {
-                self.pages[v as usize].flags &= !QUEUED;
+                self.dequeued(v, from);
                 continue;
             }
             let to = self.promote_to[from.idx()];
@@ -583,9 +566,9 @@ impl Memtis {
                 }
                 continue;
             }
-            if self.migrate(ctx, v, to) {
+            if ctx.migrate(Vpn(v), to).is_ok() {
                 self.promoted += 1;
-                self.pages[v as usize].flags &= !QUEUED;
+                self.dequeued(v, from);
             } else {
                 keep.push(v);
             }
@@ -613,7 +596,7 @@ impl Memtis {
         };
         let free = u64::from(ctx.free_frames(n));
         let room = self.headroom[n.idx()];
-        let waiting = self.hot_on(to);
+        let waiting = self.queued[to.idx()];
         let exceeded = if waiting > 0 {
             (waiting + room).saturating_sub(free)
         } else if free < self.trigger[n.idx()] {
@@ -639,7 +622,7 @@ impl Memtis {
             if bin(self.pages[v as usize].count) >= self.warm as usize {
                 continue;
             }
-            if self.migrate(ctx, v, to) {
+            if ctx.migrate(Vpn(v), to).is_ok() {
                 demoted += 1;
             }
         }
@@ -680,7 +663,7 @@ impl Policy for Memtis {
         self.pages = vec![PageInfo::default(); ctx.npages()];
         for v in 0..ctx.npages() as u32 {
             if ctx.copy_count(Vpn(v)) > 0 {
-                self.born(&*ctx, v);
+                self.born(v);
             }
         }
     }
@@ -698,7 +681,7 @@ impl Policy for Memtis {
         let unplaced = ctx.copy_count(f.vpn) == 0;
         crate::component::default_fault(ctx, f);
         if unplaced && f.vpn.idx() < self.pages.len() && ctx.copy_count(f.vpn) > 0 {
-            self.born(&*ctx, f.vpn.0);
+            self.born(f.vpn.0);
         }
     }
 
@@ -820,12 +803,9 @@ mod tests {
         p.on_daemon(rec, 0);
     }
 
-    /// Sets page `v`'s count, keeping the histogram and the per-node bins.
-    fn set_count(p: &mut Memtis, rec: &Recording, v: u32, count: u32) {
-        let home = rec.home(Vpn(v)).idx();
+    /// Sets page `v`'s count, keeping the histogram.
+    fn set_count(p: &mut Memtis, v: u32, count: u32) {
         let old = bin(p.pages[v as usize].count);
-        p.node_bins[home][old] -= 1;
-        p.node_bins[home][bin(count)] += 1;
         if p.pages[v as usize].flags & IN_HIST != 0 {
             p.hist[old] -= 1;
             p.hist[bin(count)] += 1;
@@ -1109,11 +1089,20 @@ mod tests {
             2,
         );
         for v in [0, 2, 3] {
-            set_count(&mut p, &rec, v, 0);
+            set_count(&mut p, v, 0);
         }
         p.on_daemon(&mut rec, 1);
         assert_eq!(rec.actions(), &[Action::Migrate(Vpn(0), NodeId(1))]);
         assert_eq!(p.demoted, 1);
+    }
+
+    #[test]
+    fn hot_pages_not_yet_sampled_do_not_wait_for_room() {
+        // 3 frames, 1 free; the slow pages are hot by their initial count only.
+        let (mut p, mut rec) = scene(config(), 3, 4, 2);
+        set_count(&mut p, 0, 0);
+        p.on_daemon(&mut rec, 1);
+        assert!(rec.actions().is_empty());
     }
 
     #[test]
@@ -1129,7 +1118,7 @@ mod tests {
             2,
         );
         for v in [0, 2, 3] {
-            set_count(&mut p, &rec, v, 1);
+            set_count(&mut p, v, 1);
         }
         // Bin 1 is at the warm threshold.
         p.on_daemon(&mut rec, 1);
@@ -1140,8 +1129,11 @@ mod tests {
     fn hot_pages_waiting_on_the_slow_tier_make_the_fast_node_demote() {
         // 3 frames, 1 free; two hot pages wait on the slow node: one more frame needed.
         let (mut p, mut rec) = scene(config(), 3, 4, 2);
-        set_count(&mut p, &rec, 0, 0);
-        set_count(&mut p, &rec, 1, 0);
+        set_count(&mut p, 0, 0);
+        set_count(&mut p, 1, 0);
+        sample(&mut p, &mut rec, 2, 1);
+        sample(&mut p, &mut rec, 3, 1);
+        rec.clear();
         p.on_daemon(&mut rec, 1);
         assert_eq!(rec.actions(), &[Action::Migrate(Vpn(0), NodeId(1))]);
     }
@@ -1149,8 +1141,11 @@ mod tests {
     #[test]
     fn too_few_demotions_for_the_waiting_pages_make_warm_pages_demotable() {
         let (mut p, mut rec) = scene(config(), 3, 4, 2);
-        set_count(&mut p, &rec, 0, 1);
-        set_count(&mut p, &rec, 1, 1);
+        set_count(&mut p, 0, 1);
+        set_count(&mut p, 1, 1);
+        sample(&mut p, &mut rec, 2, 1);
+        sample(&mut p, &mut rec, 3, 1);
+        rec.clear();
         p.warm = 1;
         p.on_daemon(&mut rec, 1);
         assert!(rec.actions().is_empty());
