@@ -37,7 +37,7 @@ fn the_optimum_is_never_dearer_than_any_policy_in_the_same_model() {
                 // Its daemons need processors of their own: fewer nodes for threads.
                 continue;
             }
-            if matches!(p.kind(), "linux-tiering" | "tpp" | "damon") {
+            if matches!(p.kind(), "linux-tiering" | "tpp" | "memtis" | "damon") {
                 // Tiering policies refuse a machine of one tier.
                 continue;
             }
