@@ -336,6 +336,31 @@ fn platinum89_reproduces_in_quick_mode_with_the_breakeven_claims_held() {
 }
 
 #[test]
+fn tiering_reproduces_in_quick_mode_with_every_study_and_plot() {
+    let (out, text) = reproduce_quick("tiering", "tiering-quick", true);
+    for study in [
+        "gups-hot-set",
+        "gups-antagonist",
+        "two-socket",
+        "gups-regret",
+    ] {
+        assert!(
+            text.contains(&format!("-- study {study} --")),
+            "{study} missing:\n{text}"
+        );
+    }
+    for plot in [
+        "gups-hot-set-time.svg",
+        "gups-hot-set-fast-share.svg",
+        "gups-antagonist.svg",
+        "two-socket.svg",
+    ] {
+        assert!(out.join("tiering").join(plot).is_file(), "{plot} missing");
+    }
+    assert!(!text.contains("plot failed"), "{text}");
+}
+
+#[test]
 fn breakeven_prints_table_one_and_larowes_counts() {
     let o = numaplace(&["breakeven", "--machine", "gp1000"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -275,7 +275,13 @@ fn reproduce_list_works_from_any_directory() {
     let o = numaplace_in(&dir, &["reproduce", "--list"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    for paper in ["dunx91", "holliday89", "numa-basics", "platinum89"] {
+    for paper in [
+        "dunx91",
+        "holliday89",
+        "numa-basics",
+        "platinum89",
+        "tiering",
+    ] {
         assert!(text.contains(paper), "{paper} missing from:\n{text}");
     }
 }

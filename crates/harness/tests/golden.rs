@@ -225,3 +225,8 @@ fn nikolopoulos02_quick_reproduction_gives_its_snapshot() {
 fn larowe91_quick_reproduction_gives_its_snapshot() {
     paper_snapshot("larowe91");
 }
+
+#[test]
+fn tiering_quick_reproduction_gives_its_snapshot() {
+    paper_snapshot("tiering");
+}
