@@ -585,30 +585,20 @@ impl Policy for Colloid {
 mod tests {
     use super::*;
     use crate::history::HistoryMode;
-    use crate::machine::MachineConfig;
-    use crate::memory::Access;
     use crate::mm::{test_machine_config, Action, NodeLoad, Recording, Sample};
+    use crate::policy::test_scene::{two_tiers, Tiers};
 
     /// A fast node 0 of `fast` frames (reads 10 ns unloaded) and a slow memory-only node
     /// 1 (50 ns); `npages` pages, the first `on_fast` on node 0 and the rest on node 1.
     fn scene(config: ColloidConfig, fast: u32, npages: u32, on_fast: u32) -> (Colloid, Recording) {
-        let machine = Machine::new(MachineConfig {
-            node_frames: vec![fast, 64],
-            memory_only_nodes: 1,
-            ..test_machine_config(2)
+        let tiers = Tiers {
+            fast,
+            slow: 64,
+            page_bytes: None,
+        };
+        two_tiers(tiers, npages, on_fast, HistoryMode::None, |m| {
+            Colloid::new(config, m).unwrap()
         })
-        .unwrap();
-        let mut rec = Recording::new(machine, npages as usize, HistoryMode::None);
-        let mut p = Colloid::new(config, rec.machine()).unwrap();
-        rec.enable_monitors(p.monitors());
-        for v in 0..npages {
-            let n = NodeId(if v < on_fast { 0 } else { 1 });
-            rec.place(Vpn(v), n).unwrap();
-            rec.map_nearest(Vpn(v), NodeId(0), Access::Read);
-        }
-        p.init(&mut rec);
-        rec.clear();
-        (p, rec)
     }
 
     /// `n` sampled reads of each page of `pages`, drained by the sampling thread.

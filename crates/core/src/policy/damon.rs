@@ -846,32 +846,23 @@ impl Policy for Damon {
 mod tests {
     use super::*;
     use crate::machine::MachineConfig;
-    use crate::memory::Access;
     use crate::mm::{test_machine_config, Action, Recording};
+    use crate::policy::test_scene::{two_tiers, Tiers};
 
     const MIB: u64 = 1 << 20;
 
     /// A fast node 0 of `fast` frames and a slow memory-only node 1 of 64, pages of
     /// 1 MiB; `npages` pages, the first `on_fast` on node 0 and the rest on node 1.
     fn scene(config: DamonConfig, fast: u32, npages: u32, on_fast: u32) -> (Damon, Recording) {
-        let machine = Machine::new(MachineConfig {
-            node_frames: vec![fast, 64],
-            memory_only_nodes: 1,
-            page_size_bytes: MIB,
-            ..test_machine_config(2)
-        })
-        .unwrap();
-        let mut rec = Recording::new(machine, npages as usize, HistoryMode::RefBit);
-        let mut p = Damon::new(config, rec.machine()).unwrap();
         // Pages beyond the slow node's 64 frames stay unplaced.
-        for v in 0..npages.min(on_fast + 64) {
-            let n = NodeId(if v < on_fast { 0 } else { 1 });
-            rec.place(Vpn(v), n).unwrap();
-            rec.map_nearest(Vpn(v), NodeId(0), Access::Read);
-        }
-        p.init(&mut rec);
-        rec.clear();
-        (p, rec)
+        let tiers = Tiers {
+            fast,
+            slow: 64,
+            page_bytes: Some(MIB),
+        };
+        two_tiers(tiers, npages, on_fast, HistoryMode::RefBit, |m| {
+            Damon::new(config, m).unwrap()
+        })
     }
 
     /// The defaults without quotas or goals: every eligible page moves.

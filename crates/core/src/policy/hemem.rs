@@ -510,30 +510,20 @@ impl Policy for Hemem {
 mod tests {
     use super::*;
     use crate::history::HistoryMode;
-    use crate::machine::MachineConfig;
-    use crate::memory::Access;
     use crate::mm::{test_machine_config, Action, Recording};
+    use crate::policy::test_scene::{two_tiers, Tiers};
 
     /// A fast node 0 of `fast` frames and a slow memory-only node 1; `npages` pages, the
     /// first `on_fast` on node 0 and the rest on node 1.
     fn scene(config: HememConfig, fast: u32, npages: u32, on_fast: u32) -> (Hemem, Recording) {
-        let machine = Machine::new(MachineConfig {
-            node_frames: vec![fast, 64],
-            memory_only_nodes: 1,
-            ..test_machine_config(2)
+        let tiers = Tiers {
+            fast,
+            slow: 64,
+            page_bytes: None,
+        };
+        two_tiers(tiers, npages, on_fast, HistoryMode::None, |m| {
+            Hemem::new(config, m).unwrap()
         })
-        .unwrap();
-        let mut rec = Recording::new(machine, npages as usize, HistoryMode::None);
-        let mut p = Hemem::new(config, rec.machine()).unwrap();
-        rec.enable_monitors(p.monitors());
-        for v in 0..npages {
-            let n = NodeId(if v < on_fast { 0 } else { 1 });
-            rec.place(Vpn(v), n).unwrap();
-            rec.map_nearest(Vpn(v), NodeId(0), Access::Read);
-        }
-        p.init(&mut rec);
-        rec.clear();
-        (p, rec)
     }
 
     /// `n` sampled records of page `v` (writes or reads) drained by the sampling thread.

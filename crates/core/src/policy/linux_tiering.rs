@@ -434,10 +434,10 @@ impl Policy for LinuxTiering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::MachineConfig;
     use crate::memory::Access;
     use crate::mm::{test_machine_config, Action, Recording};
     use crate::policy::test_scene::fault;
+    use crate::policy::test_scene::{two_tiers, Tiers};
 
     /// A fast node 0 of `fast` frames and a slow memory-only node 1, 4 KB pages; `npages`
     /// pages, the first `on_fast` on node 0 and the rest on node 1, all mapped from node 0.
@@ -447,24 +447,14 @@ mod tests {
         npages: u32,
         on_fast: u32,
     ) -> (LinuxTiering, Recording) {
-        let machine = Machine::new(MachineConfig {
-            node_frames: vec![fast, 4096],
-            memory_only_nodes: 1,
-            page_size_bytes: 4096,
-            ..test_machine_config(2)
+        let tiers = Tiers {
+            fast,
+            slow: 4096,
+            page_bytes: Some(4096),
+        };
+        two_tiers(tiers, npages, on_fast, HistoryMode::RefBit, |m| {
+            LinuxTiering::new(config, m).unwrap()
         })
-        .unwrap();
-        let mut rec = Recording::new(machine, npages as usize, HistoryMode::RefBit);
-        let mut p = LinuxTiering::new(config, rec.machine()).unwrap();
-        rec.enable_monitors(p.monitors());
-        for v in 0..npages {
-            let n = NodeId(if v < on_fast { 0 } else { 1 });
-            rec.place(Vpn(v), n).unwrap();
-            rec.map_nearest(Vpn(v), NodeId(0), Access::Read);
-        }
-        p.init(&mut rec);
-        rec.clear();
-        (p, rec)
     }
 
     /// The scanner's step, then a fault by node 0's thread on `vpn` `after` later.
