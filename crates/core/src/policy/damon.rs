@@ -89,26 +89,24 @@ pub struct DamonConfig {
     #[field(min = 3, max = 1_000_000)]
     pub max_nr_regions: u32,
     /// How often the schemes apply (ms), at the first aggregation due; 0: at every
-    /// aggregation (the kernel's default for a scheme). Default 1000, an estimate after
-    /// mtier.c's one-second apply interval.
+    /// aggregation (the kernel's default for a scheme). Default 1000: mtier.c's apply
+    /// interval (`damon_sample_mtier_build_ctx`, "apply interval (1s)").
     #[field(min = 0, max = 86_400_000, unit = "ms")]
     pub apply_interval_ms: u64,
     /// Accesses in an aggregation from which a region is hot for `migrate_hot`. Default
-    /// 1, an estimate after mtier.c's promotion pattern (`min_nr_accesses`; not checked
-    /// against a tagged release).
+    /// 1: mtier.c's promotion pattern (`min_nr_accesses = 1`).
     #[field(min = 0, max = 1_000_000)]
     pub hot_min_accesses: u32,
     /// Accesses in an aggregation up to which a region is cold for `migrate_cold`.
-    /// Default 0, an estimate after mtier.c's demotion pattern (`max_nr_accesses`; not
-    /// checked against a tagged release).
+    /// Default 0: mtier.c's demotion pattern (`max_nr_accesses = 0`).
     #[field(min = 0, max = 1_000_000)]
     pub cold_max_accesses: u32,
-    /// Aggregations a region must have aged to be cold for `migrate_cold`. Default 0, an
-    /// estimate after mtier.c's `min_age_region` (not checked against a tagged release).
+    /// Aggregations a region must have aged to be cold for `migrate_cold`. Default 0:
+    /// mtier.c's `min_age_region`.
     #[field(min = 0, max = 1_000_000_000)]
     pub cold_min_age: u32,
-    /// Each scheme's size quota per window (MiB); 0: none. Default 200, an estimate
-    /// after mtier.c ("200 MiB per sec by most").
+    /// Each scheme's size quota per window (MiB); 0: none. Default 200: mtier.c's
+    /// quota `sz` ("200 MiB per sec by most").
     #[field(min = 0, max = 1_048_576, unit = "MiB")]
     pub quota_mb: u64,
     /// Each scheme's time quota per window (ms), turned into bytes by the throughput of
@@ -116,14 +114,15 @@ pub struct DamonConfig {
     /// none; DAMON_RECLAIM sets 10).
     #[field(min = 0, max = 86_400_000, unit = "ms")]
     pub quota_ms: u64,
-    /// The quota's window (ms). Default 1000, an estimate after mtier.c (DAMON_RECLAIM
-    /// uses 1 s as well, `mm/damon/reclaim.c`).
+    /// The quota's window (ms). Default 1000: mtier.c's
+    /// `reset_interval` (DAMON_RECLAIM uses 1 s as well, `mm/damon/reclaim.c`).
     #[field(min = 1, max = 86_400_000, unit = "ms")]
     pub quota_reset_ms: u64,
-    /// The score's weight of the access count. Default 100, an estimate after mtier.c.
+    /// The score's weight of the access count. Default 100: mtier.c's
+    /// `weight_nr_accesses` (its `weight_sz` is 0: size does not count).
     #[field(min = 0, max = 10_000)]
     pub weight_nr_accesses: u32,
-    /// The score's weight of the age. Default 100, an estimate after mtier.c.
+    /// The score's weight of the age. Default 100: mtier.c's `weight_age`.
     #[field(min = 0, max = 10_000)]
     pub weight_age: u32,
     /// The promotion goal: the fast tier's used memory (basis points); 0: no goal.
@@ -176,7 +175,7 @@ pub const SEARCH_SPACE: [Dim; 5] = [
         integer: true,
         scale: Scale::Log,
         specials: &[],
-        source: "20 ms .. 2 s on a log scale around the kernel's 100 ms (mtier.c tunes it up to 2 s of sampling, an estimate)",
+        source: "20 ms .. 2 s on a log scale around mtier.c's 100 ms (its interval tuning, not modelled, keeps sampling within 5 ms .. 10 s; the range a choice)",
     },
     Dim {
         field: "apply_interval_ms",
