@@ -198,9 +198,10 @@ fn length_setting(kind: &str) -> Option<(&'static str, u64, u64)> {
     })
 }
 
-/// Workloads whose length grows only with their size, with a small and a larger order:
-/// their operations grow faster than their pages (gauss: n^3 against n^2), so memory that
-/// followed the operations would grow faster than the pages.
+/// Workloads whose length grows only with their size, with a small and a larger order,
+/// held to their pages' growth. gauss's operations grow faster than its pages (n^3 against
+/// n^2), so memory that followed them would show; msort's and hough's grow about as their
+/// pages do, so for them this holds only that memory follows the pages.
 fn size_setting(kind: &str) -> Option<(&'static str, u64, u64)> {
     Some(match kind {
         "gauss" => ("n", 64, 128),
