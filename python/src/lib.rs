@@ -13,6 +13,7 @@
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_pyarrow::ToPyArrow;
 use arrow_schema::{DataType, Field, FieldRef, Schema};
+use numaplace_core::memory::PageNames;
 use numaplace_core::{Monitor, Progress, RunConfig, SimError, Stats};
 use numaplace_harness::limits::Record;
 use numaplace_harness::tune::sim::{self as tune_sim, Metric};
@@ -207,7 +208,7 @@ struct Run {
     /// The record without its per-page list (`pages`).
     rest: Value,
     stats: Stats,
-    page_data: Vec<String>,
+    page_data: PageNames,
 }
 
 #[pymethods]
@@ -302,7 +303,7 @@ where
 /// categorical column).
 fn page_columns(
     pages: &[numaplace_core::stats::PageReport],
-    page_data: &[String],
+    page_data: &PageNames,
 ) -> PyResult<Vec<(String, ArrayRef)>> {
     use arrow_array::types::UInt32Type;
     use arrow_array::{BooleanArray, DictionaryArray, UInt16Array, UInt32Array, UInt64Array};
@@ -353,7 +354,7 @@ fn page_columns(
         frozen_at_end.push(p.frozen_at_end);
         home.push(p.home);
         copies.push(p.copies);
-        let name = page_data.get(p.vpn as usize).map_or("", String::as_str);
+        let name = page_data.get(p.vpn as usize).unwrap_or("");
         let key = match last {
             Some((l, k)) if l == name => k,
             _ => {

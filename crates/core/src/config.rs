@@ -489,7 +489,7 @@ impl RunConfig {
     /// For every page of the run (numbered as the engine numbers them: the programs'
     /// address spaces one after another), the names of the arrays it holds, joined by
     /// `+` (a page shared by two data structures shows both: PLATINUM's §4.2 diagnosis).
-    pub fn page_data(&self) -> Result<Vec<String>, SimError> {
+    pub fn page_data(&self) -> Result<crate::memory::PageNames, SimError> {
         let machine = Machine::new(self.machine.clone())?;
         let ps = machine.page_size();
         let mut built = Vec::new();

@@ -75,27 +75,115 @@ pub struct Layout {
 /// For every page of the programs laid out one after another at page size `ps`, the
 /// names of the arrays it holds, joined by `+` (a page shared by two data structures
 /// shows both: PLATINUM's sec. 4.2 diagnosis).
-pub fn page_names<'a>(layouts: impl Iterator<Item = &'a Layout>, ps: u64) -> Vec<String> {
-    let mut names = Vec::new();
+pub fn page_names<'a>(layouts: impl Iterator<Item = &'a Layout>, ps: u64) -> PageNames {
+    let mut names = PageNames::default();
+    let mut index = std::collections::HashMap::<String, u32>::new();
     for layout in layouts {
-        let base = names.len();
-        names.resize(base + layout.pages(ps) as usize, String::new());
-        for a in layout.arrays() {
+        let base = names.len;
+        // Where each array's pages start (+) and end (-), in page order; at one page,
+        // ends before starts, and arrays in allocation order.
+        let mut edges: Vec<(u64, bool, usize)> = Vec::new();
+        for (i, a) in layout.arrays().iter().enumerate() {
             if a.span() == 0 {
                 continue;
             }
-            let first = a.base / ps;
-            let last = (a.base + a.span() - 1) / ps;
-            for v in first..=last {
-                let slot: &mut String = &mut names[base + v as usize];
-                if !slot.is_empty() {
-                    slot.push('+');
-                }
-                slot.push_str(&a.name);
+            edges.push((a.base / ps, true, i));
+            edges.push(((a.base + a.span() - 1) / ps + 1, false, i));
+        }
+        edges.sort_unstable();
+        let mut held = std::collections::BTreeSet::new();
+        let mut at = 0;
+        for (page, starts, i) in edges {
+            if page != at {
+                names.push_run(base + at, joined(layout, &held), &mut index);
+                at = page;
+            }
+            if starts {
+                held.insert(i);
+            } else {
+                held.remove(&i);
             }
         }
+        // Pages after the last array's (alignment padding) hold nothing.
+        if at < layout.pages(ps) {
+            names.push_run(base + at, joined(layout, &held), &mut index);
+        }
+        names.len = base + layout.pages(ps);
     }
     names
+}
+
+/// The names of `layout`'s arrays `held`, in allocation order, joined by `+`.
+fn joined(layout: &Layout, held: &std::collections::BTreeSet<usize>) -> String {
+    let mut s = String::new();
+    for &i in held {
+        if !s.is_empty() {
+            s.push('+');
+        }
+        s.push_str(&layout.arrays()[i].name);
+    }
+    s
+}
+
+/// The arrays on every page of a run ([`page_names`]), held as runs of pages with the
+/// same names: a few entries per array instead of a string per page, so a per-page
+/// report of a large address space costs no memory for its names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageNames {
+    /// Pages in all.
+    len: u64,
+    /// The first page of each run, ascending from 0.
+    starts: Vec<u64>,
+    /// Each run's names, an index into `names`.
+    which: Vec<u32>,
+    /// The distinct names, each once.
+    names: Vec<String>,
+}
+
+impl PageNames {
+    /// Pages in all.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// No pages.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The names on page `vpn` (`""` for a page that holds no array's data), or `None`
+    /// beyond the last page.
+    pub fn get(&self, vpn: usize) -> Option<&str> {
+        if vpn as u64 >= self.len {
+            return None;
+        }
+        let run = self.starts.partition_point(|&s| s <= vpn as u64) - 1;
+        Some(&self.names[self.which[run] as usize])
+    }
+
+    /// The names of every page, in page order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).map(|v| self.get(v).unwrap_or(""))
+    }
+
+    /// Pages from `start` on hold `name` (no new run when the last one holds it too).
+    fn push_run(
+        &mut self,
+        start: u64,
+        name: String,
+        index: &mut std::collections::HashMap<String, u32>,
+    ) {
+        let next = index.len() as u32;
+        let which = *index.entry(name).or_insert_with_key(|name| {
+            self.names.push(name.clone());
+            next
+        });
+        debug_assert!(self.starts.last().is_none_or(|&last| last < start));
+        if self.which.last() != Some(&which) {
+            self.starts.push(start);
+            self.which.push(which);
+        }
+    }
 }
 
 impl Layout {
@@ -955,6 +1043,60 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each page's names built a page at a time, as a string each: what
+    /// [`page_names`]'s runs must give back.
+    fn names_page_by_page(layouts: &[Layout], ps: u64) -> Vec<String> {
+        let mut names = Vec::new();
+        for layout in layouts {
+            let base = names.len();
+            names.resize(base + layout.pages(ps) as usize, String::new());
+            for a in layout.arrays().iter().filter(|a| a.span() > 0) {
+                for v in a.base / ps..=(a.base + a.span() - 1) / ps {
+                    let slot: &mut String = &mut names[base + v as usize];
+                    if !slot.is_empty() {
+                        slot.push('+');
+                    }
+                    slot.push_str(&a.name);
+                }
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn page_names_give_every_page_the_arrays_on_it_in_allocation_order() {
+        // Arrays sharing pages, an empty one, a padded one and a second address space;
+        // an empty layout between them.
+        let mut first = Layout::new();
+        first.alloc("a", 10, 100, 8);
+        first.alloc("b", 3, 8, 8);
+        first.alloc("empty", 0, 8, 8);
+        first.alloc_2d("rows", 5, 30, 8, 1024, 1024);
+        first.alloc("tail", 1, 8, 8);
+        let mut second = Layout::new();
+        second.alloc("x", 700, 8, 4096);
+        second.alloc("y", 700, 8, 8);
+        let layouts = [first, Layout::new(), second];
+        for ps in [64, 512, 1024, 4096] {
+            let want = names_page_by_page(&layouts, ps);
+            let got = page_names(layouts.iter(), ps);
+            assert_eq!(got.len(), want.len(), "page size {ps}");
+            assert_eq!(got.iter().collect::<Vec<_>>(), want, "page size {ps}");
+            assert_eq!(got.get(want.len()), None);
+        }
+    }
+
+    #[test]
+    fn page_names_hold_a_run_per_change_of_names_not_a_string_per_page() {
+        let mut l = Layout::new();
+        l.alloc("big", 1 << 20, 8, 4096);
+        l.alloc("next", 1 << 20, 8, 8);
+        let names = page_names(std::iter::once(&l), 4096);
+        assert_eq!(names.len(), 4096);
+        assert_eq!(names.starts.len(), 2);
+        assert_eq!(names.names.len(), 2);
+    }
 
     #[test]
     fn an_array_too_large_for_64_bit_addresses_makes_the_layout_refuse_itself() {

@@ -9,6 +9,7 @@
 //! migration, replication or invalidation of a page, so the list stays far smaller than
 //! the run's references. Records without the option are unchanged.
 
+use numaplace_core::memory::PageNames;
 use numaplace_core::observe::{ObservedRun, RefObserver};
 use numaplace_core::{Monitor, RunConfig, SimError, Stats};
 use serde_json::{json, Value};
@@ -123,7 +124,7 @@ impl RefObserver for Observer {
 pub fn run_located(
     cfg: &RunConfig,
     monitor: Option<(Box<dyn Monitor>, u64)>,
-) -> Result<(Stats, Vec<String>, Locations), SimError> {
+) -> Result<(Stats, PageNames, Locations), SimError> {
     let mut engine = cfg.engine()?;
     if let Some((m, every)) = monitor {
         engine.set_monitor(m, every);
@@ -137,7 +138,7 @@ pub fn run_located(
     let data = if cfg.report.per_page {
         engine.page_data()
     } else {
-        Vec::new()
+        PageNames::default()
     };
     let stats = engine.run()?;
     let changes = std::mem::take(&mut tracker.borrow_mut().changes);
@@ -151,7 +152,7 @@ pub fn run_maybe_located(
     cfg: &RunConfig,
     monitor: Option<(Box<dyn Monitor>, u64)>,
     located: bool,
-) -> Result<(Stats, Vec<String>, Option<Locations>), SimError> {
+) -> Result<(Stats, PageNames, Option<Locations>), SimError> {
     if located {
         run_located(cfg, monitor).map(|(s, d, l)| (s, d, Some(l)))
     } else {

@@ -2,6 +2,7 @@
 //! optimum, the policy's cost in the same model, the regret and the pages it comes from.
 
 use crate::result::{record_without_pages, write_record_with, RunOutput, Spliced, ValueList};
+use numaplace_core::memory::PageNames;
 use numaplace_core::RunConfig;
 use numaplace_oracle::replay::{Op, ScheduleModel};
 use numaplace_oracle::solve::{OracleError, PageResult, Solution, SolveOptions};
@@ -147,7 +148,7 @@ fn capacity_text(o: &mut String, sol: &Solution) {
 
 /// The oracle's section of a run's report; `data` names the arrays on each page,
 /// `top` pages are listed by regret, `peak_rss` is the process's peak memory.
-pub fn oracle_text(sol: &Solution, data: &[String], top: usize, peak_rss: Option<u64>) -> String {
+pub fn oracle_text(sol: &Solution, data: &PageNames, top: usize, peak_rss: Option<u64>) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -235,7 +236,7 @@ pub fn oracle_text(sol: &Solution, data: &[String], top: usize, peak_rss: Option
                 o,
                 "    {:>8} {:<16} {:>14} {:>14} {:>14} {:>14} {:>14}",
                 p.vpn,
-                data.get(p.vpn as usize).map_or("", |s| s.as_str()),
+                data.get(p.vpn as usize).unwrap_or(""),
                 ms(p.policy.total()),
                 ms(opt.total()),
                 d(p.policy.refs, opt.refs),

@@ -1,5 +1,6 @@
 //! Run results as JSON: the statistics with the fully resolved configuration.
 
+use numaplace_core::memory::PageNames;
 use numaplace_core::{Monitor, RunConfig, SimError, Stats};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -10,28 +11,28 @@ pub struct RunOutput {
     /// The statistics.
     pub stats: Stats,
     /// The arrays on each page (empty without the per-page report).
-    pub page_data: Vec<String>,
+    pub page_data: PageNames,
     /// The JSON record (deterministic: nothing in it depends on the host or the clock).
     pub json: Value,
 }
 
 /// The per-page report as JSON: each page's counters with `data`, the arrays on it.
-pub(crate) fn pages_json(s: &Stats, data: &[String]) -> Value {
+pub(crate) fn pages_json(s: &Stats, data: &PageNames) -> Value {
     Value::Array(s.pages.iter().map(|p| page_json(p, data)).collect())
 }
 
 /// A page's entry of the record.
-fn page_json(p: &numaplace_core::stats::PageReport, data: &[String]) -> Value {
+fn page_json(p: &numaplace_core::stats::PageReport, data: &PageNames) -> Value {
     let mut v = serde_json::to_value(p).unwrap_or(Value::Null);
     if let Some(o) = v.as_object_mut() {
-        let name = data.get(p.vpn as usize).cloned().unwrap_or_default();
+        let name = data.get(p.vpn as usize).unwrap_or("").to_string();
         o.insert("data".into(), Value::String(name));
     }
     v
 }
 
 /// The per-page list, serialised a page at a time.
-struct PagesJson<'a>(&'a Stats, &'a [String]);
+struct PagesJson<'a>(&'a Stats, &'a PageNames);
 
 impl serde::Serialize for PagesJson<'_> {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
@@ -122,7 +123,7 @@ impl<A: serde::Serialize, B: serde::Serialize> serde::Serialize for Spliced<'_, 
 
 /// The run's record without its per-page list (`pages`), for [`write_record`]: what
 /// [`stats_json`] gives, less that list.
-pub fn record_without_pages(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
+pub fn record_without_pages(cfg: &RunConfig, s: &Stats, data: &PageNames) -> Value {
     let empty = Stats {
         pages: Vec::new(),
         ..Stats::default()
@@ -141,7 +142,7 @@ pub fn write_record(
     w: impl std::io::Write,
     rest: &Value,
     s: &Stats,
-    data: &[String],
+    data: &PageNames,
 ) -> serde_json::Result<()> {
     write_record_with::<()>(w, rest, s, data, None)
 }
@@ -152,7 +153,7 @@ pub fn write_record_with<T: serde::Serialize>(
     w: impl std::io::Write,
     rest: &Value,
     s: &Stats,
-    data: &[String],
+    data: &PageNames,
     extra: Option<(&str, &T)>,
 ) -> serde_json::Result<()> {
     let empty = serde_json::Map::new();
@@ -167,7 +168,7 @@ pub fn write_record_with<T: serde::Serialize>(
 
 /// The record `rest` with the per-page list of `s` put back, as `numaplace run --json`
 /// writes it to a file or standard output: [`write_record`]'s text and a final newline.
-pub fn record_text(rest: &Value, s: &Stats, data: &[String]) -> serde_json::Result<String> {
+pub fn record_text(rest: &Value, s: &Stats, data: &PageNames) -> serde_json::Result<String> {
     let mut bytes = Vec::new();
     write_record(&mut bytes, rest, s, data)?;
     bytes.push(b'\n');
@@ -178,12 +179,12 @@ pub fn record_text(rest: &Value, s: &Stats, data: &[String]) -> serde_json::Resu
 /// Pages counted by the arrays they hold, for the pages that satisfy `pred`.
 fn count_by_data(
     s: &Stats,
-    data: &[String],
+    data: &PageNames,
     pred: impl Fn(&numaplace_core::stats::PageReport) -> bool,
 ) -> Value {
     let mut by: BTreeMap<String, u64> = BTreeMap::new();
     for p in s.pages.iter().filter(|p| pred(p)) {
-        let name = data.get(p.vpn as usize).cloned().unwrap_or_default();
+        let name = data.get(p.vpn as usize).unwrap_or("").to_string();
         *by.entry(name).or_default() += 1;
     }
     json!(by)
@@ -224,13 +225,13 @@ pub fn mean_turnaround_ns(s: &Stats) -> Option<f64> {
 
 /// The JSON record of a run; `data` names the arrays on each page (see
 /// [`RunConfig::page_data`]).
-pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &[String]) -> Value {
+pub fn stats_json(cfg: &RunConfig, s: &Stats, data: &PageNames) -> Value {
     stats_json_with(cfg, s, data, s)
 }
 
 /// [`stats_json`] with the per-page list taken from `pages` (the summaries of the
 /// per-page report from `s`).
-fn stats_json_with(cfg: &RunConfig, s: &Stats, data: &[String], pages: &Stats) -> Value {
+fn stats_json_with(cfg: &RunConfig, s: &Stats, data: &PageNames, pages: &Stats) -> Value {
     let e = &s.events;
     let mean_completion_ns = mean_completion_ns(s);
     let mut v = json!({
@@ -331,7 +332,7 @@ pub fn run_to_json_monitored(
 pub fn run_monitored(
     cfg: &RunConfig,
     monitor: Option<(Box<dyn Monitor>, u64)>,
-) -> Result<(numaplace_core::Stats, Vec<String>), SimError> {
+) -> Result<(numaplace_core::Stats, PageNames), SimError> {
     let mut engine = cfg.engine()?;
     if let Some((m, every)) = monitor {
         engine.set_monitor(m, every);
@@ -339,7 +340,7 @@ pub fn run_monitored(
     let data = if cfg.report.per_page {
         engine.page_data()
     } else {
-        Vec::new()
+        PageNames::default()
     };
     let stats = engine.run()?;
     Ok((stats, data))

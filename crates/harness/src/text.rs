@@ -1,5 +1,6 @@
 //! Human-readable output: summary tables of a run, a machine, the registry.
 
+use numaplace_core::memory::PageNames;
 use numaplace_core::{Machine, RunConfig, Stats};
 use std::fmt::Write;
 
@@ -160,7 +161,7 @@ pub fn run_summary(cfg: &RunConfig, s: &Stats) -> String {
 /// contention in the page's fault handler (faults that waited for another fault on the
 /// page, and how long), moves (migrations), copies made, coherency faults, freezes and
 /// the time spent frozen, and where the page ended.
-pub fn page_report(s: &Stats, data: &[String], top: usize) -> String {
+pub fn page_report(s: &Stats, data: &PageNames, top: usize) -> String {
     let mut pages: Vec<_> = s
         .pages
         .iter()
@@ -181,7 +182,7 @@ pub fn page_report(s: &Stats, data: &[String], top: usize) -> String {
         "copies", "cohf", "freezes", "frozen for", "home", "ncopy", "frozen"
     );
     for p in pages.iter().take(top) {
-        let name = data.get(p.vpn as usize).map(String::as_str).unwrap_or("");
+        let name = data.get(p.vpn as usize).unwrap_or("");
         let _ = writeln!(
             o,
             "  {:>6} {:<20} {:>10} {:>10} {:>7} {:>9} {:>11} {:>6} {:>6} {:>6} {:>7} {:>11} {:>5} {:>6} {:>6}",

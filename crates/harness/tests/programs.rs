@@ -266,6 +266,6 @@ fn the_engine_names_each_pages_arrays_as_the_configuration_does() {
     let cfg = resolve(&text, &[]).unwrap();
     let from_engine = cfg.engine().unwrap().page_data();
     assert_eq!(from_engine, cfg.page_data().unwrap());
-    assert_eq!(from_engine.first().map(String::as_str), Some("matrix"));
-    assert_eq!(from_engine.last().map(String::as_str), Some("y"));
+    assert_eq!(from_engine.get(0), Some("matrix"));
+    assert_eq!(from_engine.get(from_engine.len() - 1), Some("y"));
 }

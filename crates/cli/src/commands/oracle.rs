@@ -100,7 +100,7 @@ pub fn run(a: OracleArgs) -> Result<(), Failure> {
     if let Some(path) = &a.from_trace {
         let sol = numaplace_oracle::solve::solve(path, opts).map_err(oracle_failure)?;
         let rss = numaplace_harness::bench::peak_rss_bytes();
-        let report = numaplace_harness::oracle::oracle_text(&sol, &[], a.top, rss);
+        let report = numaplace_harness::oracle::oracle_text(&sol, &Default::default(), a.top, rss);
         return emit(report, a.json, || {
             numaplace_harness::oracle::oracle_json(&sol, true)
         });

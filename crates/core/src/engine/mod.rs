@@ -426,7 +426,7 @@ impl Engine {
     /// For every page of the run, the names of the arrays it holds, from the programs
     /// the engine was built with (what [`crate::RunConfig::page_data`] gives without
     /// building them again).
-    pub fn page_data(&self) -> Vec<String> {
+    pub fn page_data(&self) -> crate::memory::PageNames {
         crate::memory::page_names(
             self.progs.iter().map(|p| p.prog.layout()),
             self.mm.machine.page_size(),
