@@ -27,6 +27,9 @@ pub struct CounterSpec {
     pub threshold: Option<u32>,
     /// Programs whose pages raise interrupts (indices in run order); empty: every program.
     pub programs: Vec<u32>,
+    /// The count at which a counter stops (pegs), as the Origin2000's 11-bit counters peg
+    /// at 2047; `None`: counters do not saturate within a run (32 bits).
+    pub saturate_at: Option<u32>,
 }
 
 /// The counters of every page (see the module documentation).
@@ -37,6 +40,8 @@ pub struct PageCounters {
     group: usize,
     counts: Vec<u32>,
     threshold: u32,
+    /// The count a counter stops at.
+    max: u32,
     /// Per page: whether it may raise interrupts (its program is enabled).
     armed: Vec<bool>,
 }
@@ -74,6 +79,7 @@ impl PageCounters {
             },
             counts: vec![0; npages * slots],
             threshold: spec.threshold.unwrap_or(u32::MAX),
+            max: spec.saturate_at.unwrap_or(u32::MAX),
             armed: (0..npages)
                 .map(|p| {
                     spec.threshold.is_some()
@@ -94,7 +100,7 @@ impl PageCounters {
     pub fn record(&mut self, vpn: Vpn, n: NodeId, home: NodeId, count: u32) -> bool {
         let i = self.slot(vpn, n);
         let before = self.counts[i];
-        let after = before.saturating_add(count);
+        let after = before.saturating_add(count).min(self.max);
         self.counts[i] = after;
         let h = self.slot(vpn, home);
         if h == i || !self.armed[vpn.idx()] {
@@ -137,6 +143,7 @@ mod tests {
         let spec = CounterSpec {
             threshold,
             programs: Vec::new(),
+            saturate_at: None,
         };
         PageCounters::new(&spec, 4, nodes, |_| 0)
     }
@@ -160,6 +167,21 @@ mod tests {
     }
 
     #[test]
+    fn counters_peg_at_their_saturation_and_a_pegged_home_holds_remote_counts_back() {
+        let spec = CounterSpec {
+            threshold: Some(10),
+            programs: Vec::new(),
+            saturate_at: Some(20),
+        };
+        let mut c = PageCounters::new(&spec, 1, 2, |_| 0);
+        c.record(Vpn(0), NodeId(0), NodeId(0), 100);
+        assert_eq!(c.get(Vpn(0), NodeId(0)), 20);
+        // A remote counter pegs at 20 too, never more than 10 above the home's 20.
+        assert!(!c.record(Vpn(0), NodeId(1), NodeId(0), 1_000));
+        assert_eq!(c.get(Vpn(0), NodeId(1)), 20);
+    }
+
+    #[test]
     fn local_accesses_never_interrupt() {
         let mut c = counters(4, Some(0));
         assert!(!c.record(Vpn(0), NodeId(3), NodeId(3), 100));
@@ -170,6 +192,7 @@ mod tests {
         let spec = CounterSpec {
             threshold: Some(0),
             programs: vec![1],
+            saturate_at: None,
         };
         let mut c = PageCounters::new(&spec, 4, 2, |p| (p >= 2) as u32);
         assert!(!c.record(Vpn(0), NodeId(1), NodeId(0), 5));

@@ -633,6 +633,9 @@ impl Policy for SchedActivated {
         Some(CounterSpec {
             threshold: None,
             programs: self.config.programs.clone(),
+            // The runtime reads IRIX's extended counters (refcnt(5)): the kernel moves a
+            // hardware count into software before it pegs, so they do not saturate.
+            saturate_at: None,
         })
     }
 
