@@ -3,9 +3,9 @@
 //! node of up to 64 nodes (above 64, eight nodes share a counter) that counts the memory
 //! accesses the node makes to the page, and the memory controller compares remote with
 //! local counts and raises an interrupt when a node's count exceeds the home node's by a
-//! programmable threshold. The counters are decayed by software (IRIX subtracts a fixed
-//! amount from one page's counters every 10 ms) and start from zero on a page's new frame
-//! after a migration.
+//! programmable threshold. The Origin's counters are 11 bits wide and peg at 2047
+//! ([`CounterSpec::saturate_at`]); software resets them (IRIX's unpegger) or subtracts from
+//! them, and they start from zero on a page's new frame after a migration.
 //!
 //! They exist only in runs whose policy asks for them ([`crate::component::Policy::page_counters`]):
 //! a page's counters are a row of `u32` in one dense table, and a reference run adds its
