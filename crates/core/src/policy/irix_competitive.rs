@@ -16,6 +16,7 @@
 //!   seven times, if melting is on;
 //! - the migration itself, which fails (without freezing) when the destination has no free
 //!   frame or the page has copies.
+//!
 //! A frozen page raises no interrupts. Every 10 ms the unpegger visits a few pages (8 a
 //! tick per processor) and resets the counters of an unfrozen page whose home count is
 //! above 90% of 2047, so a page whose local history pegged its home counter can become a
