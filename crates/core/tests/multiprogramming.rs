@@ -29,7 +29,8 @@ fn bt(threads: u32, adapt: bool) -> WorkloadConfig {
         n: 8,
         iterations: 4,
         threads: Some(threads),
-        compute_ns_per_line: 100,
+        // About 100 ns a line at n = 8.
+        compute_ps_per_op: 347,
         adapt_threads: adapt,
     })
 }

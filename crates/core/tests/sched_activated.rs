@@ -27,7 +27,8 @@ fn run(policy: PolicyConfig) -> Stats {
         n: 8,
         iterations: 8,
         threads: Some(4),
-        compute_ns_per_line: 100,
+        // About 100 ns a line at n = 8.
+        compute_ps_per_op: 347,
         adapt_threads: true,
     });
     let launches: Vec<Launch> = bt

@@ -16,8 +16,11 @@
 //! Origin2000): a sweep costs one memory reference per line it walks, per pass, so the
 //! reference counts stand for cache misses rather than loads and stores (the per-processor
 //! cache model is not in the engine; this is its stand-in, exact for streaming sweeps
-//! over data larger than the 4 MB cache). Computation between misses is
-//! `compute_ns_per_line` per line. One parallel construct per outer iteration, ended by
+//! over data larger than the 4 MB cache). Computation is the operations the NPB source
+//! counts for an iteration to report its Mop/s, at `compute_ps_per_op` each, spread over
+//! the lines the iteration walks (each sweep computes in proportion to its lines: the
+//! source counts operations per iteration, not per loop). One parallel construct per
+//! outer iteration, ended by
 //! one barrier; the kernels' inner barriers, reductions and pipelined wavefronts (LU) are
 //! left out, as are the setup phase and verification.
 
@@ -106,6 +109,9 @@ pub struct KernelSpec {
     pub sweeps: Vec<Sweep>,
     /// Outer iterations.
     pub iterations: u32,
+    /// Operations one outer iteration makes, as the NPB source counts them for its Mop/s
+    /// report (its `mflops` formula, per iteration; at least 0).
+    pub ops_per_iteration: f64,
 }
 
 /// Parameters every NAS kernel shares besides its problem size.
@@ -113,8 +119,8 @@ pub struct KernelSpec {
 pub struct Common {
     /// Threads (`None`: one per processor).
     pub threads: Option<u32>,
-    /// Computation per cache line walked (ns).
-    pub compute_ns_per_line: u64,
+    /// Computation per operation the NPB source counts (ps).
+    pub compute_ps_per_op: u64,
     /// Whether the program adapts its thread count at each construct.
     pub adapt_threads: bool,
 }
@@ -309,7 +315,9 @@ pub struct Body {
     bases: Vec<u64>,
     chunks: u32,
     emit: Emitter,
-    compute_ns_per_line: u64,
+    /// Computation per line walked: the iteration's operations at their rate over the
+    /// lines every thread walks in an iteration (ns).
+    compute_ns_per_line: f64,
     /// Whether the machine has processor caches (then passes are emitted apart).
     cached: bool,
     /// How a chunk is cut into parts (the plan's).
@@ -416,6 +424,30 @@ fn sweep_parts(spec: &KernelSpec, s: &Sweep, c: u64, p: u64, cut: &Cut) -> Sweep
     SweepParts::new(walks, emits, max_lines.max(1), cut)
 }
 
+impl Body {
+    /// The computation of a sweep that walked `lines` lines (none for no time).
+    fn compute_of(&self, lines: u64) -> Option<Ns> {
+        let ns = (lines as f64 * self.compute_ns_per_line).round();
+        (ns >= 1.0).then(|| Ns(ns.min(crate::TIME_LIMIT as f64) as u64))
+    }
+}
+
+/// Lines all `p` threads walk in one iteration of `spec`, passes counted.
+fn iteration_lines(spec: &KernelSpec, p: u64) -> u64 {
+    let mut lines = 0u64;
+    for c in 0..p {
+        for s in &spec.sweeps {
+            let (_, _, passes) = sweep_kind(s);
+            for w in 0..walk_count(spec, s, c, p) {
+                let (from, to) = walk_bytes(spec, s, c, p, w);
+                let walked = to.div_ceil(LINE_BYTES) - from / LINE_BYTES;
+                lines = lines.saturating_add(walked.saturating_mul(passes as u64));
+            }
+        }
+    }
+    lines
+}
+
 impl LoopBody for Body {
     fn iterations(&self) -> u32 {
         self.spec.iterations
@@ -451,10 +483,8 @@ impl LoopBody for Body {
                 }
                 lines += w.lines * w.passes as u64;
             }
-            if lines > 0 && self.compute_ns_per_line > 0 {
-                out.push(Op::Compute(Ns(
-                    lines.saturating_mul(self.compute_ns_per_line)
-                )));
+            if let Some(ns) = self.compute_of(lines) {
+                out.push(Op::Compute(ns));
             }
         }
     }
@@ -509,15 +539,13 @@ impl LoopBody for Body {
                 let from = slice * self.cut.slice_lines;
                 emit(e, out, from, from + self.cut.slice_lines);
             }
-            if part + 1 == n && self.compute_ns_per_line > 0 {
+            if part + 1 == n {
                 let lines = (0..sp.walks).fold(0u64, |l, w| {
                     let w = walk_of(&self.spec, &self.bases, s, c, p, w);
                     l + w.lines * w.passes as u64
                 });
-                if lines > 0 {
-                    out.push(Op::Compute(Ns(
-                        lines.saturating_mul(self.compute_ns_per_line)
-                    )));
+                if let Some(ns) = self.compute_of(lines) {
+                    out.push(Op::Compute(ns));
                 }
             }
             return;
@@ -538,7 +566,7 @@ pub fn validate_cache(
 ) -> Result<(CacheStats, CacheStats), ConfigError> {
     let c = Common {
         threads: Some(threads),
-        compute_ns_per_line: 0,
+        compute_ps_per_op: 0,
         adapt_threads: false,
     };
     let p = plan(spec, &c, machine)?;
@@ -593,6 +621,12 @@ impl Nas {
     pub fn new(spec: KernelSpec, c: &Common, machine: &Machine) -> Result<Nas, ConfigError> {
         let p = plan(&spec, c, machine)?;
         let bases = p.ids.iter().map(|&id| p.layout.array(id).base).collect();
+        let lines = iteration_lines(&spec, p.threads as u64);
+        let compute_ns_per_line = if lines == 0 {
+            0.0
+        } else {
+            spec.ops_per_iteration.max(0.0) * c.compute_ps_per_op as f64 / 1000.0 / lines as f64
+        };
         let body = Body {
             spec,
             bases,
@@ -600,7 +634,7 @@ impl Nas {
             emit: Emitter {
                 page_size: machine.page_size(),
             },
-            compute_ns_per_line: c.compute_ns_per_line,
+            compute_ns_per_line,
             cached: machine.config.cache.enabled,
             cut: p.cut,
         };
@@ -648,7 +682,7 @@ impl Program for Nas {
 }
 
 /// Declares a NAS kernel's configuration type and registry entry: `$cfg` with fields
-/// `n` (problem size), `iterations`, `threads`, `compute_ns_per_line`, `adapt_threads`,
+/// `n` (problem size), `iterations`, `threads`, `compute_ps_per_op`, `adapt_threads`,
 /// and a `spec(&self) -> KernelSpec` written in the kernel's file.
 macro_rules! nas_config {
     (
@@ -670,10 +704,12 @@ macro_rules! nas_config {
             /// Threads; default one per processor (the paper's programs use 32).
             #[field(min = 1, max = crate::estimate::MAX_THREADS)]
             pub threads: Option<u32>,
-            /// Computation per 128-byte cache line walked (ns): the work between cache
-            /// misses. Not from the paper; default 1000.
-            #[field(min = 0, max = 1_000_000_000, unit = "ns")]
-            pub compute_ns_per_line: u64,
+            /// Computation per operation (ps), the operations the NPB source counts for
+            /// its Mop/s report, spread over the lines each iteration walks. Default
+            /// 10,000 (100 Mop/s a processor): an estimate, a fifth of the MIPS R10000's
+            /// peak of two floating-point operations a cycle at 250 MHz.
+            #[field(min = 0, max = 1_000_000_000, unit = "ps")]
+            pub compute_ps_per_op: u64,
             /// Whether the program adapts its thread count to its processors at each
             /// parallel construct (process control, for `space-sharing` and for scripted
             /// preemptions whose work is redistributed). Default false: a fixed team.
@@ -686,7 +722,7 @@ macro_rules! nas_config {
                     n: $n,
                     iterations: $it,
                     threads: None,
-                    compute_ns_per_line: 1000,
+                    compute_ps_per_op: 10_000,
                     adapt_threads: false,
                 }
             }
@@ -701,7 +737,7 @@ macro_rules! nas_config {
             fn common(&self) -> super::nas::Common {
                 super::nas::Common {
                     threads: self.threads,
-                    compute_ns_per_line: self.compute_ns_per_line,
+                    compute_ps_per_op: self.compute_ps_per_op,
                     adapt_threads: self.adapt_threads,
                 }
             }
@@ -786,6 +822,7 @@ mod tests {
             ],
             sweeps: vec![kind(0, true, 3), kind(1, false, 2), kind(1, false, 1)],
             iterations: 2,
+            ops_per_iteration: 1e6,
         }
     }
 
@@ -796,10 +833,10 @@ mod tests {
     /// Every chunk's parts, appended in order, append what the chunk appends at once,
     /// and each part stays within the plan's bound.
     fn assert_parts_append_the_chunk(spec: KernelSpec, machine: &Machine) {
-        for compute_ns_per_line in [0, 5] {
+        for compute_ps_per_op in [0, 5_000] {
             let c = Common {
                 threads: Some(3),
-                compute_ns_per_line,
+                compute_ps_per_op,
                 adapt_threads: false,
             };
             let part_ops = plan(&spec, &c, machine).unwrap().part_ops;
@@ -819,6 +856,49 @@ mod tests {
                 assert_eq!(parts, whole, "chunk {chunk}");
             }
         }
+    }
+
+    #[test]
+    fn an_iterations_computation_is_its_operations_at_the_rate_spread_over_its_lines() {
+        // 1e6 operations an iteration at 5,000 ps each: 5 ms of computation in all, each
+        // sweep's share its share of the lines walked.
+        for spec in [two_sweeps(own), two_sweeps(across), two_sweeps(all_sweep)] {
+            let c = Common {
+                threads: Some(3),
+                compute_ps_per_op: 5_000,
+                adapt_threads: false,
+            };
+            let nas = Nas::new(spec, &c, &machine()).unwrap();
+            let body = nas.fj.body();
+            let (mut compute, mut lines) = (0u64, 0u64);
+            for chunk in 0..body.chunks() {
+                let mut out = Vec::new();
+                body.chunk(0, chunk, &mut out);
+                for op in &out {
+                    match op {
+                        Op::Compute(ns) => compute += ns.0,
+                        Op::Ref { count, .. } => lines += *count as u64,
+                        _ => {}
+                    }
+                }
+            }
+            assert!(lines > 0);
+            // Each compute operation rounds to the nanosecond.
+            assert!(compute.abs_diff(5_000_000) <= 9, "{compute}");
+        }
+    }
+
+    #[test]
+    fn no_rate_means_no_computation() {
+        let c = Common {
+            threads: Some(3),
+            compute_ps_per_op: 0,
+            adapt_threads: false,
+        };
+        let nas = Nas::new(two_sweeps(own), &c, &machine()).unwrap();
+        let mut out = Vec::new();
+        nas.fj.body().chunk(0, 0, &mut out);
+        assert!(!out.iter().any(|o| matches!(o, Op::Compute(_))));
     }
 
     #[test]
@@ -857,7 +937,7 @@ mod tests {
         let spec = two_sweeps(own);
         let c = Common {
             threads: Some(3),
-            compute_ns_per_line: 5,
+            compute_ps_per_op: 5_000,
             adapt_threads: false,
         };
         let fp = footprint(&spec, &c, &machine).unwrap();
@@ -894,13 +974,14 @@ mod tests {
             arrays: vec![grid("u", 8, 1)],
             sweeps: vec![sweep],
             iterations: 1,
+            ops_per_iteration: 0.0,
         }
     }
 
     fn pages_of(spec: KernelSpec, chunk: u32) -> Vec<u32> {
         let c = Common {
             threads: Some(2),
-            compute_ns_per_line: 0,
+            compute_ps_per_op: 0,
             adapt_threads: false,
         };
         let nas = Nas::new(spec, &c, &machine()).unwrap();
@@ -943,7 +1024,7 @@ mod tests {
         });
         let c = Common {
             threads: Some(2),
-            compute_ns_per_line: 0,
+            compute_ps_per_op: 0,
             adapt_threads: false,
         };
         let nas = Nas::new(s, &c, &machine()).unwrap();

@@ -56,6 +56,15 @@ impl NasBtConfig {
             arrays,
             sweeps,
             iterations: self.iterations,
+            ops_per_iteration: ops_per_iteration(n),
         }
     }
+}
+
+/// Operations of one time step on an `n`^3 grid, as BT counts them for its Mop/s report
+/// (NPB 3.4-OMP, `BT/bt.f90`: 3478.8 n^3 - 17655.7 n^2 + 28023.7 n per iteration, n the
+/// mean grid dimension).
+pub fn ops_per_iteration(n: u64) -> f64 {
+    let n = n as f64;
+    (3478.8 * n * n * n - 17655.7 * n * n + 28023.7 * n).max(0.0)
 }

@@ -13,8 +13,10 @@
 
 use super::nas::{nas_config, own, ArraySpec, KernelSpec, Sweep};
 
-/// Non-zeros a row, as NPB sizes the class A matrix: (nonzer + 1)^2 with nonzer = 11.
-const PER_ROW: u64 = 144;
+/// NPB's `nonzer` for class A: the random non-zeros a row of the matrix is built from.
+const NONZER: u64 = 11;
+/// Non-zeros a row, as NPB sizes the class A matrix: (nonzer + 1)^2.
+const PER_ROW: u64 = (NONZER + 1) * (NONZER + 1);
 /// CG steps per outer iteration (NPB's cgitmax).
 const CG_STEPS: u32 = 25;
 
@@ -64,6 +66,15 @@ impl NasCgConfig {
             arrays,
             sweeps,
             iterations: self.iterations,
+            ops_per_iteration: ops_per_iteration(n),
         }
     }
+}
+
+/// Operations of one outer iteration (25 CG steps) on a matrix of order `n`, as CG counts
+/// them for its Mop/s report (NPB 3.4-OMP, `CG/cg.f90`: 2 na (3 + nonzer (nonzer + 1) +
+/// 25 (5 + nonzer (nonzer + 1)) + 3) per iteration, nonzer = 11).
+pub fn ops_per_iteration(n: u64) -> f64 {
+    let nz = (NONZER * (NONZER + 1)) as f64;
+    2.0 * n as f64 * (3.0 + nz + 25.0 * (5.0 + nz) + 3.0)
 }

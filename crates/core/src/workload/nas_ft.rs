@@ -50,6 +50,16 @@ impl NasFtConfig {
             arrays,
             sweeps,
             iterations: self.iterations,
+            ops_per_iteration: ops_per_iteration(n * n * planes),
         }
     }
+}
+
+/// Operations of one iteration on a grid of `points` points, as FT counts them for its
+/// Mop/s report (NPB 3.4-OMP, `FT/ft.f90`: points x (5.23518 + 7.21113 ln points) per
+/// iteration; the formula's once-only term, the initial forward FFT, is left out with the
+/// setup).
+pub fn ops_per_iteration(points: u64) -> f64 {
+    let p = points as f64;
+    (p * (5.23518 + 7.21113 * p.ln())).max(0.0)
 }

@@ -56,6 +56,15 @@ impl NasLuConfig {
             arrays,
             sweeps,
             iterations: self.iterations,
+            ops_per_iteration: ops_per_iteration(n),
         }
     }
+}
+
+/// Operations of one SSOR iteration on an `n`^3 grid, as LU counts them for its Mop/s
+/// report (NPB 3.4-OMP, `LU/lu.f90`: 1984.77 n^3 - 10923.3 n^2 + 27770.9 n - 144010 per
+/// iteration; at least 0, which the formula falls below for tiny grids).
+pub fn ops_per_iteration(n: u64) -> f64 {
+    let n = n as f64;
+    (1984.77 * n * n * n - 10923.3 * n * n + 27770.9 * n - 144010.0).max(0.0)
 }

@@ -62,6 +62,13 @@ impl NasMgConfig {
             arrays,
             sweeps,
             iterations: self.iterations,
+            ops_per_iteration: ops_per_iteration(self.n),
         }
     }
+}
+
+/// Operations of one V-cycle with an `n`^3 finest grid, as MG counts them for its Mop/s
+/// report (NPB 3.4-OMP, `MG/mg.f90`: 58 operations a finest-grid point per iteration).
+pub fn ops_per_iteration(n: u64) -> f64 {
+    58.0 * (n as f64).powi(3)
 }

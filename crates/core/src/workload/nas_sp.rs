@@ -52,6 +52,15 @@ impl NasSpConfig {
             arrays,
             sweeps,
             iterations: self.iterations,
+            ops_per_iteration: ops_per_iteration(n),
         }
     }
+}
+
+/// Operations of one time step on an `n`^3 grid, as SP counts them for its Mop/s report
+/// (NPB 3.4-OMP, `SP/sp.f90`: 881.174 n^3 - 4683.91 n^2 + 11484.5 n - 19272.4 per
+/// iteration; at least 0, which the formula falls below for tiny grids).
+pub fn ops_per_iteration(n: u64) -> f64 {
+    let n = n as f64;
+    (881.174 * n * n * n - 4683.91 * n * n + 11484.5 * n - 19272.4).max(0.0)
 }
