@@ -48,6 +48,11 @@ pub struct ArraySpec {
     pub planes: u64,
     /// Bytes of one plane.
     pub plane_bytes: u64,
+    /// A threadprivate array (`!$omp threadprivate` in NPB-OMP): one copy of
+    /// `plane_bytes` per thread, laid out one after another, so `planes` is the thread
+    /// count once the run's threads are known ([`KernelSpec::for_threads`]) and an
+    /// [`Sweep::Own`] walks the thread's own copy.
+    pub per_thread: bool,
 }
 
 /// One sweep of an outer iteration over array `array` (index into the kernel's arrays).
@@ -98,6 +103,16 @@ pub fn across(array: usize, write: bool, passes: u32) -> Sweep {
     }
 }
 
+/// A threadprivate work array of `bytes` a thread (see [`ArraySpec::per_thread`]).
+pub fn per_thread(name: &'static str, bytes: u64) -> ArraySpec {
+    ArraySpec {
+        name,
+        planes: 1,
+        plane_bytes: bytes,
+        per_thread: true,
+    }
+}
+
 /// A kernel: arrays, sweeps per outer iteration, iterations.
 #[derive(Clone, Debug)]
 pub struct KernelSpec {
@@ -112,6 +127,17 @@ pub struct KernelSpec {
     /// Operations one outer iteration makes, as the NPB source counts them for its Mop/s
     /// report (its `mflops` formula, per iteration; at least 0).
     pub ops_per_iteration: f64,
+}
+
+impl KernelSpec {
+    /// The kernel with its threadprivate arrays given one copy for each of `threads`.
+    pub fn for_threads(&self, threads: u32) -> KernelSpec {
+        let mut spec = self.clone();
+        for a in spec.arrays.iter_mut().filter(|a| a.per_thread) {
+            a.planes = threads as u64;
+        }
+        spec
+    }
 }
 
 /// Parameters every NAS kernel shares besides its problem size.
@@ -221,6 +247,7 @@ impl SweepParts {
 
 fn plan(spec: &KernelSpec, c: &Common, machine: &Machine) -> Result<Plan, ConfigError> {
     let threads = super::common::thread_count("workload.threads", c.threads, machine)?;
+    let spec = &spec.for_threads(threads);
     let ps = machine.page_size();
     let mut layout = Layout::new();
     let mut ids = Vec::with_capacity(spec.arrays.len());
@@ -570,6 +597,7 @@ pub fn validate_cache(
         adapt_threads: false,
     };
     let p = plan(spec, &c, machine)?;
+    let spec = &spec.for_threads(p.threads);
     let bases: Vec<u64> = p.ids.iter().map(|&id| p.layout.array(id).base).collect();
     let ps = machine.page_size();
     let cache = &machine.config.cache;
@@ -620,6 +648,7 @@ impl Nas {
     /// Builds kernel `spec` for `machine` (validated by the same plan as [`footprint`]).
     pub fn new(spec: KernelSpec, c: &Common, machine: &Machine) -> Result<Nas, ConfigError> {
         let p = plan(&spec, c, machine)?;
+        let spec = spec.for_threads(p.threads);
         let bases = p.ids.iter().map(|&id| p.layout.array(id).base).collect();
         let lines = iteration_lines(&spec, p.threads as u64);
         let compute_ns_per_line = if lines == 0 {
@@ -774,6 +803,7 @@ pub fn grid(name: &'static str, n: u64, comps: u64) -> ArraySpec {
         name,
         planes: n,
         plane_bytes: n.saturating_mul(n).saturating_mul(comps).saturating_mul(8),
+        per_thread: false,
     }
 }
 
@@ -813,11 +843,13 @@ mod tests {
                     name: "big",
                     planes: 700,
                     plane_bytes: 3000,
+                    per_thread: false,
                 },
                 ArraySpec {
                     name: "small",
                     planes: 90,
                     plane_bytes: 200,
+                    per_thread: false,
                 },
             ],
             sweeps: vec![kind(0, true, 3), kind(1, false, 2), kind(1, false, 1)],
@@ -993,6 +1025,19 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_threadprivate_array_is_a_copy_per_thread_each_walked_by_its_thread() {
+        // The 8-plane grid takes pages 0-3; two copies of 2 KB follow, pages 4-5 and 6-7.
+        let mut s = spec(Sweep::Own {
+            array: 1,
+            write: true,
+            passes: 1,
+        });
+        s.arrays.push(per_thread("work", 2048));
+        assert_eq!(pages_of(s.clone(), 0), vec![4, 5]);
+        assert_eq!(pages_of(s, 1), vec![6, 7]);
     }
 
     #[test]

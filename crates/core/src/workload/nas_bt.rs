@@ -1,18 +1,22 @@
 //! `nas-bt`: the NAS BT benchmark (block-tridiagonal ADI solver of the compressible
 //! Navier-Stokes equations on an `n`^3 grid, NPB 2), as an OpenMP reference pattern (see
-//! [`super::nas`]). Class A: `n` = 64, 200 iterations; its arrays (u, rhs, forcing of five
-//! components, us, vs, ws, qs, rho_i, square of one, and the solvers' work arrays fjac,
-//! njac and lhs counted as three more) take 3,072 16 KB pages, against the 3,056 resident
-//! pages Nikolopoulos et al. (2002, Table 1) report.
+//! [`super::nas`]). Class A: `n` = 64, 200 iterations; its shared arrays (u, rhs, forcing
+//! of five components, us, vs, ws, qs, rho_i, square of one) take 2,688 16 KB pages, and the
+//! solvers' work arrays fjac, njac and lhs, threadprivate in NPB-OMP (`BT/work_lhs.f90`:
+//! fjac and njac 5 x 5 x (n+1), lhs 5 x 5 x 3 x (n+1) doubles, 65,000 bytes a thread), are
+//! a copy per thread: 2,817 pages with 32 threads, against the 3,056 resident pages
+//! Nikolopoulos et al. (2002, Table 1) report (the program's other threadprivate data,
+//! stacks and runtime are not modelled).
 //!
 //! Per iteration: `compute_rhs` over each thread's own k-planes (u and forcing read, the
 //! six auxiliary arrays written, rhs updated by the three flux differences); `x_solve` and
 //! `y_solve` over the same k-planes; `z_solve`, which NPB-OMP parallelises over j, so each
 //! thread walks its rows of every k-plane (other threads' pages: the remote accesses a
-//! dedicated run already has); `add` over own planes. Left out: the block-tridiagonal
+//! dedicated run already has); `add` over own planes. Each solve walks the thread's own
+//! work arrays once (their reuse from one grid line to the next hits in the cache). Left out: the block-tridiagonal
 //! arithmetic itself (as computation per line), boundary planes, setup and verification.
 
-use super::nas::{across, grid, nas_config, own, KernelSpec};
+use super::nas::{across, grid, nas_config, own, per_thread, KernelSpec};
 
 nas_config! {
     /// Parameters of `nas-bt`.
@@ -29,28 +33,24 @@ impl NasBtConfig {
         let one = ["us", "vs", "ws", "qs", "rho_i", "square"];
         let mut arrays = vec![grid("u", n, 5), grid("rhs", n, 5), grid("forcing", n, 5)];
         arrays.extend(one.iter().map(|name| grid(name, n, 1)));
-        arrays.push(grid("lhs", n, 3));
-        let (u, rhs, forcing, lhs) = (0, 1, 2, 9);
+        // Threadprivate work arrays: doubles of 5 x 5 x (n+1), 5 x 5 x (n+1), 5 x 5 x 3 x (n+1).
+        let line = (n + 1) * 8;
+        arrays.push(per_thread("fjac", 25 * line));
+        arrays.push(per_thread("njac", 25 * line));
+        arrays.push(per_thread("lhs", 75 * line));
+        let (u, rhs, forcing) = (0, 1, 2);
+        let work = [own(9, true, 1), own(10, true, 1), own(11, true, 1)];
         let mut sweeps = vec![own(u, false, 1)];
         sweeps.extend((3..9).map(|a| own(a, true, 1)));
-        sweeps.extend([
-            own(forcing, false, 1),
-            own(rhs, true, 3),
-            // x_solve, y_solve: own k-planes.
-            own(lhs, true, 1),
-            own(u, false, 1),
-            own(rhs, true, 2),
-            own(lhs, true, 1),
-            own(u, false, 1),
-            own(rhs, true, 2),
-            // z_solve: parallel over j.
-            across(lhs, true, 1),
-            across(u, false, 1),
-            across(rhs, true, 2),
-            // add
-            own(u, true, 1),
-            own(rhs, false, 1),
-        ]);
+        sweeps.extend([own(forcing, false, 1), own(rhs, true, 3)]);
+        // x_solve, y_solve: own k-planes; z_solve: parallel over j. Each with the thread's
+        // own work arrays.
+        for solve in [own, own, across] {
+            sweeps.extend(work);
+            sweeps.extend([solve(u, false, 1), solve(rhs, true, 2)]);
+        }
+        // add
+        sweeps.extend([own(u, true, 1), own(rhs, false, 1)]);
         KernelSpec {
             name: "nas-bt",
             arrays,

@@ -36,6 +36,7 @@ impl NasCgConfig {
             name,
             planes: n,
             plane_bytes: bytes,
+            per_thread: false,
         };
         let arrays = vec![
             rows("a", PER_ROW * 8),

@@ -28,6 +28,7 @@ impl NasFtConfig {
             name,
             planes,
             plane_bytes: n.saturating_mul(n).saturating_mul(bytes),
+            per_thread: false,
         };
         let arrays = vec![plane("u0", 16), plane("u1", 16), plane("twiddle", 8)];
         let sweeps = vec![

@@ -1,16 +1,17 @@
 //! `nas-lu`: the NAS LU benchmark (SSOR solver with lower and upper triangular sweeps on
 //! an `n`^3 grid, NPB 2), as an OpenMP reference pattern (see [`super::nas`]). Class A:
-//! `n` = 64, 250 iterations. Arrays: u, rsd, frct, flux (five components), qs, rho_i
-//! (one).
+//! `n` = 64, 250 iterations. Arrays: u, rsd, frct (five components), qs, rho_i (one); the
+//! work arrays flux (5 x n doubles) and a, b, c, d (5 x 5 x n), threadprivate in NPB-OMP
+//! (`LU/lu_data.f90`), a copy per thread.
 //!
 //! Per iteration: the residual (`rhs`) over own k-planes; the lower (`jacld`, `blts`) and
 //! upper (`jacu`, `buts`) sweeps, which NPB-OMP pipelines over k while splitting each
-//! plane's j-rows among threads, so each thread walks its rows of every plane; the update
-//! over own k-planes. Left out: the wavefront pipeline's synchronisation (each thread
+//! plane's j-rows among threads, so each thread walks its rows of every plane and its own
+//! a, b, c, d; the update over own k-planes. Left out: the wavefront pipeline's synchronisation (each thread
 //! walks its rows without waiting for its neighbour), the 5x5 block arithmetic (as
 //! computation per line), setup and verification.
 
-use super::nas::{across, grid, nas_config, own, KernelSpec};
+use super::nas::{across, grid, nas_config, own, per_thread, KernelSpec};
 
 nas_config! {
     /// Parameters of `nas-lu`.
@@ -28,12 +29,23 @@ impl NasLuConfig {
             grid("u", n, 5),
             grid("rsd", n, 5),
             grid("frct", n, 5),
-            grid("flux", n, 5),
             grid("qs", n, 1),
             grid("rho_i", n, 1),
+            // Threadprivate work arrays: flux of 5 x n doubles, a, b, c, d of 5 x 5 x n.
+            per_thread("flux", 5 * n * 8),
+            per_thread("a", 25 * n * 8),
+            per_thread("b", 25 * n * 8),
+            per_thread("c", 25 * n * 8),
+            per_thread("d", 25 * n * 8),
         ];
-        let (u, rsd, frct, flux, qs, rho_i) = (0, 1, 2, 3, 4, 5);
-        let sweeps = vec![
+        let (u, rsd, frct, qs, rho_i, flux) = (0, 1, 2, 3, 4, 5);
+        let blocks = [
+            own(6, true, 1),
+            own(7, true, 1),
+            own(8, true, 1),
+            own(9, true, 1),
+        ];
+        let mut sweeps = vec![
             // rhs
             own(u, false, 1),
             own(qs, true, 1),
@@ -41,16 +53,14 @@ impl NasLuConfig {
             own(frct, false, 1),
             own(flux, true, 3),
             own(rsd, true, 3),
-            // jacld + blts
-            across(u, false, 1),
-            across(rsd, true, 1),
-            // jacu + buts
-            across(u, false, 1),
-            across(rsd, true, 1),
-            // update
-            own(u, true, 1),
-            own(rsd, false, 1),
         ];
+        // jacld + blts, jacu + buts: the rows of every plane, and the thread's own blocks.
+        for _ in 0..2 {
+            sweeps.extend([across(u, false, 1), across(rsd, true, 1)]);
+            sweeps.extend(blocks);
+        }
+        // update
+        sweeps.extend([own(u, true, 1), own(rsd, false, 1)]);
         KernelSpec {
             name: "nas-lu",
             arrays,

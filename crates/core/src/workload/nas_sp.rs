@@ -1,14 +1,16 @@
 //! `nas-sp`: the NAS SP benchmark (scalar-pentadiagonal ADI solver on an `n`^3 grid, NPB
 //! 2), as an OpenMP reference pattern (see [`super::nas`]). Class A: `n` = 64, 400
 //! iterations. Arrays: u, rhs, forcing (five components), us, vs, ws, qs, rho_i, speed,
-//! square (one), lhs (five: the pentadiagonal factors of a line, kept per point here).
+//! square (one); the solvers' work arrays lhs, lhsp, lhsm (5 x (n+1) doubles), cv and rhov
+//! (n doubles), threadprivate in NPB-OMP (`SP/work_lhs.f90`), a copy per thread.
 //!
 //! Per iteration: `compute_rhs` over own k-planes; `txinvr`; `x_solve` and `ninvr`,
 //! `y_solve` and `pinvr` over own k-planes; `z_solve` and `tzetar` parallel over j (each
-//! thread's rows of every plane); `add`. Left out: the arithmetic (as computation per
+//! thread's rows of every plane); `add`. Each solve walks the thread's own work arrays
+//! once (their reuse from one grid line to the next hits in the cache). Left out: the arithmetic (as computation per
 //! line), boundaries, setup and verification.
 
-use super::nas::{across, grid, nas_config, own, KernelSpec};
+use super::nas::{across, grid, nas_config, own, per_thread, KernelSpec};
 
 nas_config! {
     /// Parameters of `nas-sp`.
@@ -25,8 +27,16 @@ impl NasSpConfig {
         let one = ["us", "vs", "ws", "qs", "rho_i", "speed", "square"];
         let mut arrays = vec![grid("u", n, 5), grid("rhs", n, 5), grid("forcing", n, 5)];
         arrays.extend(one.iter().map(|name| grid(name, n, 1)));
-        arrays.push(grid("lhs", n, 5));
-        let (u, rhs, forcing, lhs) = (0, 1, 2, 10);
+        // Threadprivate work arrays: lhs, lhsp, lhsm of 5 x (IMAXP+1) doubles (IMAXP = n/2*2),
+        // cv and rhov of n.
+        let pent = 5 * (n / 2 * 2 + 1) * 8;
+        for name in ["lhs", "lhsp", "lhsm"] {
+            arrays.push(per_thread(name, pent));
+        }
+        arrays.push(per_thread("cv", n * 8));
+        arrays.push(per_thread("rhov", n * 8));
+        let (u, rhs, forcing) = (0, 1, 2);
+        let work: Vec<_> = (10..15).map(|a| own(a, true, 1)).collect();
         let mut sweeps = vec![own(u, false, 1)];
         sweeps.extend((3..10).map(|a| own(a, true, 1)));
         sweeps.extend([
@@ -34,19 +44,17 @@ impl NasSpConfig {
             own(rhs, true, 3),
             // txinvr
             own(rhs, true, 1),
-            // x_solve + ninvr, y_solve + pinvr: own k-planes.
-            own(lhs, true, 1),
-            own(rhs, true, 3),
-            own(lhs, true, 1),
-            own(rhs, true, 3),
-            // z_solve + tzetar: parallel over j.
-            across(lhs, true, 1),
-            across(rhs, true, 3),
-            across(u, false, 1),
-            // add
-            own(u, true, 1),
-            own(rhs, false, 1),
         ]);
+        // x_solve + ninvr, y_solve + pinvr: own k-planes; z_solve + tzetar: parallel over j.
+        // Each with the thread's own work arrays.
+        sweeps.extend(work.iter().copied());
+        sweeps.push(own(rhs, true, 3));
+        sweeps.extend(work.iter().copied());
+        sweeps.push(own(rhs, true, 3));
+        sweeps.extend(work.iter().copied());
+        sweeps.extend([across(rhs, true, 3), across(u, false, 1)]);
+        // add
+        sweeps.extend([own(u, true, 1), own(rhs, false, 1)]);
         KernelSpec {
             name: "nas-sp",
             arrays,
