@@ -39,9 +39,57 @@ impl serde::Serialize for PagesJson<'_> {
         use serde::ser::SerializeSeq;
         let mut seq = ser.serialize_seq(Some(self.0.pages.len()))?;
         for p in &self.0.pages {
-            seq.serialize_element(&page_json(p, self.1))?;
+            let data = self.1.get(p.vpn as usize).unwrap_or("");
+            seq.serialize_element(&PageEntry { p, data })?;
         }
         seq.end()
+    }
+}
+
+/// A page's entry of the record written in place: the members [`page_json`] gives, in the
+/// order its sorted map writes them (the same bytes, without a map per page).
+struct PageEntry<'a> {
+    p: &'a numaplace_core::stats::PageReport,
+    data: &'a str,
+}
+
+impl serde::Serialize for PageEntry<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let p = self.p;
+        let mut map = ser.serialize_map(Some(15))?;
+        map.serialize_entry("coherency_faults", &p.coherency_faults)?;
+        map.serialize_entry("contended_faults", &p.contended_faults)?;
+        map.serialize_entry("copies", &p.copies)?;
+        map.serialize_entry("data", self.data)?;
+        map.serialize_entry("fault_ns", &p.fault_ns)?;
+        map.serialize_entry("fault_wait_ns", &p.fault_wait_ns)?;
+        map.serialize_entry("faults", &p.faults)?;
+        map.serialize_entry("freezes", &p.freezes)?;
+        map.serialize_entry("frozen_at_end", &p.frozen_at_end)?;
+        map.serialize_entry("frozen_ns", &p.frozen_ns)?;
+        map.serialize_entry("home", &p.home)?;
+        map.serialize_entry("migrations", &p.migrations)?;
+        map.serialize_entry("refs", &Refs(&p.refs))?;
+        map.serialize_entry("replications", &p.replications)?;
+        map.serialize_entry("vpn", &p.vpn)?;
+        map.end()
+    }
+}
+
+/// A page's reference counts, members sorted as a map of them writes them.
+struct Refs<'a>(&'a numaplace_core::stats::RefCounts);
+
+impl serde::Serialize for Refs<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.0;
+        let mut map = ser.serialize_map(Some(4))?;
+        map.serialize_entry("cached", &r.cached)?;
+        map.serialize_entry("local", &r.local)?;
+        map.serialize_entry("remote", &r.remote)?;
+        map.serialize_entry("total", &r.total)?;
+        map.end()
     }
 }
 
@@ -348,7 +396,51 @@ pub fn run_monitored(
 
 #[cfg(test)]
 mod tests {
-    use super::Spliced;
+    use super::{page_json, PageEntry, Spliced};
+    use numaplace_core::memory::PageNames;
+    use numaplace_core::stats::{PageReport, RefCounts};
+
+    #[test]
+    fn a_page_entry_written_in_place_is_the_bytes_of_its_value() {
+        // Every member set to a distinct value, the largest ones included.
+        let p = PageReport {
+            vpn: 7,
+            refs: RefCounts {
+                local: 1,
+                remote: 2,
+                cached: 3,
+                total: 6,
+            },
+            faults: 4,
+            fault_ns: 5,
+            contended_faults: 6,
+            fault_wait_ns: u64::MAX,
+            migrations: 8,
+            replications: 9,
+            coherency_faults: 10,
+            freezes: 11,
+            frozen_ns: 12,
+            frozen_at_end: true,
+            frozen_since: Some(13),
+            home: 14,
+            copies: 15,
+        };
+        let names = PageNames::default();
+        let value = page_json(&p, &names);
+        for data in ["", "u+rhs \"quoted\""] {
+            let mut whole = value.clone();
+            whole["data"] = serde_json::Value::String(data.into());
+            let entry = PageEntry { p: &p, data };
+            assert_eq!(
+                serde_json::to_string(&entry).unwrap(),
+                serde_json::to_string(&whole).unwrap()
+            );
+            assert_eq!(
+                serde_json::to_string_pretty(&entry).unwrap(),
+                serde_json::to_string_pretty(&whole).unwrap()
+            );
+        }
+    }
     use serde_json::{json, Value};
 
     /// `members` spliced into `rest` and written, against the whole object built in memory.
