@@ -181,7 +181,9 @@ impl SparseMatrix {
             }
             if symmetry.is_triangular_storage() && e.col > e.row {
                 std::mem::swap(&mut e.row, &mut e.col);
-                if symmetry == Symmetry::SkewSymmetric {
+                // A pattern matrix has no values to negate: its mirrored
+                // entry is a nonzero like any other.
+                if symmetry == Symmetry::SkewSymmetric && !pattern_only {
                     e.value = -e.value;
                 }
             }

@@ -127,3 +127,18 @@ fn written_harwell_boeing_header_is_standard() {
         lines[3]
     );
 }
+
+/// A pattern matrix stored skew-symmetric keeps every value at 1: an entry
+/// given above the diagonal is mirrored below it, not negated.
+#[test]
+fn pattern_skew_entry_above_diagonal_keeps_value_one() {
+    let hb = "up\n3 1 1 1\nPZA 2 2 2 0\n(3I3) (2I3) (2F\n1  2  3\n  1  1\n  4\n";
+    let mm = "%%MatrixMarket matrix coordinate pattern skew-symmetric\n2 2 1\n1 2\n";
+    for m in [
+        read_harwell_boeing(hb, "up.pza").unwrap(),
+        read_matrix_market(mm, "up.mtx").unwrap(),
+    ] {
+        assert!(m.pattern_only());
+        assert!(m.values().iter().all(|&v| v == 1.0), "{:?}", m.values());
+    }
+}
