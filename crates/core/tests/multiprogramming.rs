@@ -7,7 +7,7 @@ use common::{wait, Script};
 use numaplace_core::component::SchedulerConfig;
 use numaplace_core::component::{Op, Program, WorkloadConfig};
 use numaplace_core::engine::Launch;
-use numaplace_core::policy::StaticConfig;
+use numaplace_core::policy::{SchedActivatedConfig, StaticConfig};
 use numaplace_core::sched::scripted::{ScriptAction, ScriptEvent, ScriptedConfig};
 use numaplace_core::sched::space_sharing::SpaceSharingConfig;
 use numaplace_core::sched::time_sharing::TimeSharingConfig;
@@ -47,6 +47,20 @@ fn background() -> WorkloadConfig {
 }
 
 fn run(workloads: &[WorkloadConfig], scheduler: SchedulerConfig, seed: u64) -> Stats {
+    run_under(
+        workloads,
+        scheduler,
+        seed,
+        PolicyConfig::new(StaticConfig::default()),
+    )
+}
+
+fn run_under(
+    workloads: &[WorkloadConfig],
+    scheduler: SchedulerConfig,
+    seed: u64,
+    policy: PolicyConfig,
+) -> Stats {
     let machine = machine();
     let mut launches = Vec::new();
     for w in workloads {
@@ -54,9 +68,7 @@ fn run(workloads: &[WorkloadConfig], scheduler: SchedulerConfig, seed: u64) -> S
             launches.push(Launch::from(p));
         }
     }
-    let policy = PolicyConfig::new(StaticConfig::default())
-        .build(&machine)
-        .unwrap();
+    let policy = policy.build(&machine).unwrap();
     Engine::new(
         machine,
         launches,
@@ -96,6 +108,39 @@ fn time_sharing_runs_more_threads_than_processors_to_completion() {
     assert_eq!(s.programs.len(), 3);
     assert!(s.programs.iter().all(|p| p.turnaround_ns > 0));
     assert!(counter(&s, "sched_preemptions") > 0);
+}
+
+#[test]
+fn under_time_sharing_the_runtime_infers_preemptions_only_with_a_work_completion_join() {
+    // With a fixed team a preempted thread still enters every construct and the barrier
+    // waits for it, so its timestamp never lags the master's; with a work-completion join
+    // it skips the constructs dealt while it was off its processor.
+    let ts = || {
+        SchedulerConfig::new(TimeSharingConfig {
+            quantum_ns: 20_000,
+            tick_ns: 10_000,
+            ..Default::default()
+        })
+    };
+    let under = |adapt| {
+        let programs = [bt(4, adapt), bt(4, adapt), background()];
+        let s = run_under(
+            &programs,
+            ts(),
+            1,
+            PolicyConfig::new(SchedActivatedConfig::default()),
+        );
+        (
+            counter(&s, "sched_preemptions"),
+            counter(&s, "sa_preemptions_inferred"),
+        )
+    };
+    let (preempted, inferred) = under(false);
+    assert!(preempted > 0);
+    assert_eq!(inferred, 0);
+    let (preempted, inferred) = under(true);
+    assert!(preempted > 0);
+    assert!(inferred > 0);
 }
 
 #[test]
@@ -145,7 +190,7 @@ fn threads_preempted_at_a_construct_leave_their_work_to_the_others() {
         first_proc: 0,
         events: vec![ScriptEvent {
             at_ns: 0,
-            at_construct: Some(2),
+            at_construct: Some(10),
             action: ScriptAction::Preempt,
             threads: [2, 3],
             program: Some(0),
@@ -154,7 +199,8 @@ fn threads_preempted_at_a_construct_leave_their_work_to_the_others() {
     });
     let s = run(&[bt(4, true)], sched, 1);
     let refs = |t: usize| s.threads[t].refs.total;
-    // Threads 2 and 3 did two iterations of four; 0 and 1 did theirs and took the rest.
+    // Threads 2 and 3 did two iterations of four (BT runs five constructs a time step, so
+    // construct 10 begins iteration 2); 0 and 1 did theirs and took the rest.
     assert!(refs(0) > refs(2) * 2);
     assert!(refs(1) > refs(3) * 2);
 }

@@ -20,7 +20,7 @@ fn machine() -> Machine {
 }
 
 /// BT on four threads that adapt to their processors; threads 2 and 3 preempted when
-/// the program enters iteration 3 of 8.
+/// the program enters iteration 3 of 8 (its construct 15: BT runs five a time step).
 fn run(policy: PolicyConfig) -> Stats {
     let machine = machine();
     let bt = WorkloadConfig::new(NasBtConfig {
@@ -41,7 +41,7 @@ fn run(policy: PolicyConfig) -> Stats {
         first_proc: 0,
         events: vec![ScriptEvent {
             at_ns: 0,
-            at_construct: Some(3),
+            at_construct: Some(15),
             action: ScriptAction::Preempt,
             threads: [2, 3],
             program: Some(0),

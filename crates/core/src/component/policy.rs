@@ -161,9 +161,18 @@ pub trait Policy {
     /// polls thread states); what the policy does is charged to the thread.
     fn on_parallel(&mut self, _ctx: &mut dyn Mm, _event: Parallel) {}
 
-    /// All threads of `program` finished iteration `iteration`; the cost of what the
-    /// policy does is charged to the last thread to arrive.
-    fn on_iteration_end(&mut self, _ctx: &mut dyn Mm, _program: u32, _iteration: u32) {}
+    /// All threads of `program` finished iteration `iteration`; `construct` is the last
+    /// parallel construct the last thread to arrive entered (the iteration's last, for a
+    /// program that marks its constructs). The cost of what the policy does is charged to
+    /// that thread.
+    fn on_iteration_end(
+        &mut self,
+        _ctx: &mut dyn Mm,
+        _program: u32,
+        _iteration: u32,
+        _construct: Option<u32>,
+    ) {
+    }
 
     /// A thread announced a phase change (the DUnX hint).
     fn on_phase_hint(&mut self, _ctx: &mut dyn Mm, _thread: ThreadId) {}

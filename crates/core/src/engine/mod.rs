@@ -204,6 +204,8 @@ struct ThreadRt {
     blocked_at: Ns,
     /// The event count and value it polls for, while it has not seen them yet.
     spin_on: Option<(u32, u32)>,
+    /// The last parallel construct it entered.
+    construct: Option<u32>,
     /// Its own steps to let pass before its polls are tried in bulk again, after an
     /// attempt that found no group (a poll that waits at a busy switch port finds none
     /// for a while; the results do not depend on it).

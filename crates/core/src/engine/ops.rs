@@ -664,8 +664,9 @@ impl Engine {
             return now;
         }
         self.series_point(pi as u32, k, now);
+        let construct = self.threads[tid as usize].construct;
         let (policy, mut ctx) = self.ctx(now, node);
-        policy.on_iteration_end(&mut ctx, pi as u32, k);
+        policy.on_iteration_end(&mut ctx, pi as u32, k, construct);
         let end = now + ctx.cost;
         self.apply_delays();
         end

@@ -256,8 +256,11 @@ impl Engine {
     /// Thread `tid` crosses a parallel construct's boundary: the scheduler and the policy
     /// are told; returns when the thread continues (the policy's work is charged to it).
     pub(super) fn parallel(&mut self, tid: u32, construct: u32, boundary: Boundary, now: Ns) -> Ns {
-        let th = &self.threads[tid as usize];
+        let th = &mut self.threads[tid as usize];
         let (program, node) = (th.prog, th.node);
+        if boundary == Boundary::Enter {
+            th.construct = Some(construct);
+        }
         let p = &mut self.progs[program as usize];
         match boundary {
             Boundary::Enter => p.in_parallel += 1,

@@ -122,6 +122,7 @@ impl Engine {
                     delay: Ns::ZERO,
                     blocked_at: Ns::ZERO,
                     spin_on: None,
+                    construct: None,
                     spin_backoff: Backoff::default(),
                     stats: ThreadStats {
                         id: g,

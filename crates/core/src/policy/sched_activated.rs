@@ -49,15 +49,14 @@
 //!
 //! Choices where the paper is silent or inconsistent: a thread is *preempted since* the
 //! construct it missed began (its first entry by any thread), not since the master's exit
-//! noticed it, so that the criterion at that iteration's end can see the preemption with
-//! one construct per iteration (the NAS kernels here; the paper's have several per
-//! iteration); a thread that stays preempted keeps its timestamp (the text: every
+//! noticed it, so that the criterion at that iteration's end can see a preemption of the
+//! iteration's last construct; a thread that stays preempted keeps its timestamp (the text: every
 //! transition between *different* states is timestamped; Figure 4 would restamp it at
 //! every poll and the preemption would never last `t_thr`); the resumed state is entered
 //! as Figure 4 enters it, without the text's condition that the preemption lasted `t_thr`;
-//! preemptions of a construct are inferred at its iteration end when that comes before the
-//! master's exit (the adaptive fork-join driver ends an iteration before its closing
-//! barrier; the fork-join driver numbers a construct by its iteration); the master is the
+//! preemptions of an iteration's last construct are inferred at the iteration's end when
+//! that comes before the master's exit (the adaptive fork-join driver ends an iteration
+//! before its last construct's barrier); the master is the
 //! program's first thread; the cost defaults and the load threshold are estimates.
 //!
 //! Left out: IRIX forwarding a refused migration to a neighbouring node (a refused
@@ -702,14 +701,23 @@ impl Policy for SchedActivated {
         }
     }
 
-    fn on_iteration_end(&mut self, ctx: &mut dyn Mm, program: u32, iteration: u32) {
+    fn on_iteration_end(
+        &mut self,
+        ctx: &mut dyn Mm,
+        program: u32,
+        _iteration: u32,
+        construct: Option<u32>,
+    ) {
         if !self.enabled(program) {
             return;
         }
         let Some(shape) = Self::shape(ctx, program) else {
             return;
         };
-        self.infer_preemptions(ctx, program, iteration);
+        // The iteration's last construct, whose exit may come after this end.
+        if let Some(c) = construct {
+            self.infer_preemptions(ctx, program, c);
+        }
         let first = self.prog(program).iterations == 0;
         let pages = shape.first_vpn..shape.first_vpn + shape.pages;
         let resident = pages

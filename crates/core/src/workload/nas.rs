@@ -19,10 +19,16 @@
 //! over data larger than the 4 MB cache). Computation is the operations the NPB source
 //! counts for an iteration to report its Mop/s, at `compute_ps_per_op` each, spread over
 //! the lines the iteration walks (each sweep computes in proportion to its lines: the
-//! source counts operations per iteration, not per loop). One parallel construct per
-//! outer iteration, ended by
-//! one barrier; the kernels' inner barriers, reductions and pipelined wavefronts (LU) are
-//! left out, as are the setup phase and verification.
+//! source counts operations per iteration, not per loop).
+//!
+//! An outer iteration is the sequence of parallel constructs (`!$omp parallel` and
+//! `!$omp parallel do` regions) the NPB 3.4-OMP source runs per time step
+//! ([`KernelSpec::constructs`]: BT's `compute_rhs`, `x_solve`, `y_solve`, `z_solve` and
+//! `add`, for instance), each a group of the iteration's sweeps ended by its barrier, so
+//! that a runtime polling at construct entries and exits (`sched-activated`) and a
+//! scheduler reallocating processors there (`space-sharing`) see them as the paper's did.
+//! The barriers inside a region (between its `!$omp do` loops), reductions and pipelined
+//! wavefronts (LU) are left out, as are the setup phase and verification.
 
 use super::emit::{Emitter, STREAM_OPS};
 use super::fork_join::{ForkJoin, LoopBody};
@@ -113,7 +119,41 @@ pub fn per_thread(name: &'static str, bytes: u64) -> ArraySpec {
     }
 }
 
-/// A kernel: arrays, sweeps per outer iteration, iterations.
+/// One parallel construct of an outer iteration: its name (the NPB routine whose region
+/// it is) and how many of the iteration's sweeps, in order, it makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Construct {
+    /// The routine, as in the NPB source.
+    pub name: &'static str,
+    /// Sweeps it makes (the next ones of [`KernelSpec::sweeps`]).
+    pub sweeps: usize,
+}
+
+/// An iteration's sweeps and constructs from its constructs in order, each a name and
+/// its sweeps.
+pub fn constructs<const N: usize>(
+    list: [(&'static str, Vec<Sweep>); N],
+) -> (Vec<Sweep>, Vec<Construct>) {
+    construct_list(list)
+}
+
+/// [`constructs`] for a list whose length is known only at run time.
+pub fn construct_list(
+    list: impl IntoIterator<Item = (&'static str, Vec<Sweep>)>,
+) -> (Vec<Sweep>, Vec<Construct>) {
+    let mut sweeps = Vec::new();
+    let mut cs = Vec::new();
+    for (name, s) in list {
+        cs.push(Construct {
+            name,
+            sweeps: s.len(),
+        });
+        sweeps.extend(s);
+    }
+    (sweeps, cs)
+}
+
+/// A kernel: arrays, sweeps and constructs per outer iteration, iterations.
 #[derive(Clone, Debug)]
 pub struct KernelSpec {
     /// Registry name.
@@ -122,6 +162,9 @@ pub struct KernelSpec {
     pub arrays: Vec<ArraySpec>,
     /// One outer iteration's sweeps, in order.
     pub sweeps: Vec<Sweep>,
+    /// The iteration's parallel constructs in order, which together make its sweeps
+    /// (empty: the iteration is one construct).
+    pub constructs: Vec<Construct>,
     /// Outer iterations.
     pub iterations: u32,
     /// Operations one outer iteration makes, as the NPB source counts them for its Mop/s
@@ -130,6 +173,22 @@ pub struct KernelSpec {
 }
 
 impl KernelSpec {
+    /// The sweeps of each construct, as index ranges into [`KernelSpec::sweeps`].
+    pub fn construct_ranges(&self) -> Vec<std::ops::Range<usize>> {
+        if self.constructs.is_empty() {
+            return std::iter::once(0..self.sweeps.len()).collect();
+        }
+        let mut at = 0;
+        self.constructs
+            .iter()
+            .map(|c| {
+                let r = at..at + c.sweeps;
+                at = r.end;
+                r
+            })
+            .collect()
+    }
+
     /// The kernel with its threadprivate arrays given one copy for each of `threads`.
     pub fn for_threads(&self, threads: u32) -> KernelSpec {
         let mut spec = self.clone();
@@ -311,11 +370,12 @@ pub fn footprint(
     machine: &Machine,
 ) -> Result<Footprint, ConfigError> {
     let p = plan(spec, c, machine)?;
-    // Chunks are dealt round robin, so a thread may run every chunk of an iteration.
+    // Chunks are dealt round robin, so a thread may run every chunk of an iteration; each
+    // construct adds its entry, barrier, exit and the iteration's end.
     let per_iter = p
         .chunk_ops
         .saturating_mul(p.threads as u64)
-        .saturating_add(p.threads as u64 * 4);
+        .saturating_add(p.threads as u64 * 4 * spec.construct_ranges().len() as u64);
     Ok(Footprint {
         pages: p.pages,
         threads: p.threads,
@@ -335,10 +395,12 @@ pub fn footprint(
     })
 }
 
-/// The loop body: an iteration's chunk `c` is thread `c`'s share of every sweep.
+/// The loop body: a construct's chunk `c` is thread `c`'s share of each of its sweeps.
 #[derive(Debug)]
 pub struct Body {
     spec: KernelSpec,
+    /// Each construct's sweeps ([`KernelSpec::construct_ranges`]).
+    ranges: Vec<std::ops::Range<usize>>,
     bases: Vec<u64>,
     chunks: u32,
     emit: Emitter,
@@ -475,18 +537,30 @@ fn iteration_lines(spec: &KernelSpec, p: u64) -> u64 {
     lines
 }
 
+impl Body {
+    /// The sweeps of the run's construct `k`.
+    fn sweeps_of(&self, k: u32) -> &[Sweep] {
+        let r = &self.ranges[k as usize % self.ranges.len()];
+        &self.spec.sweeps[r.clone()]
+    }
+}
+
 impl LoopBody for Body {
     fn iterations(&self) -> u32 {
         self.spec.iterations
+    }
+
+    fn constructs(&self) -> u32 {
+        self.ranges.len() as u32
     }
 
     fn chunks(&self) -> u32 {
         self.chunks
     }
 
-    fn chunk(&self, _iter: u32, c: u32, out: &mut Vec<Op>) {
+    fn chunk(&self, k: u32, c: u32, out: &mut Vec<Op>) {
         let mut walks = Vec::new();
-        for s in &self.spec.sweeps {
+        for s in self.sweeps_of(k) {
             walks.clear();
             sweep_walks(
                 &self.spec,
@@ -516,9 +590,9 @@ impl LoopBody for Body {
         }
     }
 
-    /// The sweeps' parts in order (see [`Body::part`]).
-    fn parts(&self, _iter: u32, c: u32) -> u32 {
-        let parts = self.spec.sweeps.iter().fold(0u64, |n, s| {
+    /// The construct's sweeps' parts in order (see [`Body::part`]).
+    fn parts(&self, k: u32, c: u32) -> u32 {
+        let parts = self.sweeps_of(k).iter().fold(0u64, |n, s| {
             n + sweep_parts(&self.spec, s, c as u64, self.chunks as u64, &self.cut).parts()
         });
         // The plan refuses a chunk of more.
@@ -529,10 +603,10 @@ impl LoopBody for Body {
     /// one too long for a part (a slice after the first continues the walk as one range,
     /// so runs merge across slices as they do within one walk); a sweep's last part ends
     /// with its computation. The parts in order append what [`LoopBody::chunk`] appends.
-    fn part(&self, _iter: u32, c: u32, part: u32, out: &mut Vec<Op>) {
+    fn part(&self, k: u32, c: u32, part: u32, out: &mut Vec<Op>) {
         let (c, p) = (c as u64, self.chunks as u64);
         let mut part = part as u64;
-        for s in &self.spec.sweeps {
+        for s in self.sweeps_of(k) {
             let sp = sweep_parts(&self.spec, s, c, p, &self.cut);
             let n = sp.parts();
             if part >= n {
@@ -656,8 +730,10 @@ impl Nas {
         } else {
             spec.ops_per_iteration.max(0.0) * c.compute_ps_per_op as f64 / 1000.0 / lines as f64
         };
+        let ranges = spec.construct_ranges();
         let body = Body {
             spec,
+            ranges,
             bases,
             chunks: p.threads,
             emit: Emitter {
@@ -855,6 +931,7 @@ mod tests {
             sweeps: vec![kind(0, true, 3), kind(1, false, 2), kind(1, false, 1)],
             iterations: 2,
             ops_per_iteration: 1e6,
+            constructs: Vec::new(),
         }
     }
 
@@ -1007,6 +1084,7 @@ mod tests {
             sweeps: vec![sweep],
             iterations: 1,
             ops_per_iteration: 0.0,
+            constructs: Vec::new(),
         }
     }
 
@@ -1084,5 +1162,75 @@ mod tests {
             .sum();
         // 4 KB = 32 lines, twice.
         assert_eq!(refs, 64);
+    }
+
+    #[test]
+    fn each_kernels_constructs_make_its_sweeps_in_order() {
+        use crate::workload::{nas_bt, nas_cg, nas_ft, nas_lu, nas_mg, nas_sp};
+        let specs = [
+            nas_bt::NasBtConfig::default().spec(),
+            nas_sp::NasSpConfig::default().spec(),
+            nas_lu::NasLuConfig::default().spec(),
+            nas_mg::NasMgConfig::default().spec(),
+            nas_ft::NasFtConfig::default().spec(),
+            nas_cg::NasCgConfig::default().spec(),
+        ];
+        for spec in &specs {
+            let ranges = spec.construct_ranges();
+            assert!(ranges.len() > 1, "{}", spec.name);
+            assert!(ranges.iter().all(|r| !r.is_empty()), "{}", spec.name);
+            assert_eq!(
+                ranges.last().unwrap().end,
+                spec.sweeps.len(),
+                "{}",
+                spec.name
+            );
+        }
+        let names: Vec<_> = specs[0].constructs.iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            ["compute_rhs", "x_solve", "y_solve", "z_solve", "add"]
+        );
+    }
+
+    #[test]
+    fn a_construct_emits_only_its_own_sweeps() {
+        // Two constructs: the first walks the grid, the second nothing but its compute.
+        let mut s = spec(own(0, false, 1));
+        s.sweeps.push(own(1, true, 1));
+        s.arrays.push(grid("w", 8, 1));
+        s.constructs = vec![
+            Construct {
+                name: "first",
+                sweeps: 1,
+            },
+            Construct {
+                name: "second",
+                sweeps: 1,
+            },
+        ];
+        let c = Common {
+            threads: Some(2),
+            compute_ps_per_op: 0,
+            adapt_threads: false,
+        };
+        let nas = Nas::new(s, &c, &machine()).unwrap();
+        let body = nas.fj.body();
+        assert_eq!(body.constructs(), 2);
+        let pages = |k: u32| {
+            let mut out = Vec::new();
+            body.chunk(k, 1, &mut out);
+            out.iter()
+                .filter_map(|o| match o {
+                    Op::Ref { vpn, .. } => Some(vpn.0),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        // Thread 1's planes: pages 2 and 3 of `u`, then 6 and 7 of `w`; construct 3 is
+        // iteration 1's second.
+        assert_eq!(pages(0), vec![2, 3]);
+        assert_eq!(pages(1), vec![6, 7]);
+        assert_eq!(pages(3), vec![6, 7]);
     }
 }

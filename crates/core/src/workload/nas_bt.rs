@@ -8,7 +8,7 @@
 //! Nikolopoulos et al. (2002, Table 1) report (the program's other threadprivate data,
 //! stacks and runtime are not modelled).
 //!
-//! Per iteration: `compute_rhs` over each thread's own k-planes (u and forcing read, the
+//! Per iteration, five parallel constructs: `compute_rhs` over each thread's own k-planes (u and forcing read, the
 //! six auxiliary arrays written, rhs updated by the three flux differences); `x_solve` and
 //! `y_solve` over the same k-planes; `z_solve`, which NPB-OMP parallelises over j, so each
 //! thread walks its rows of every k-plane (other threads' pages: the remote accesses a
@@ -16,7 +16,7 @@
 //! work arrays once (their reuse from one grid line to the next hits in the cache). Left out: the block-tridiagonal
 //! arithmetic itself (as computation per line), boundary planes, setup and verification.
 
-use super::nas::{across, grid, nas_config, own, per_thread, KernelSpec};
+use super::nas::{across, constructs, grid, nas_config, own, per_thread, KernelSpec, Sweep};
 
 nas_config! {
     /// Parameters of `nas-bt`.
@@ -40,21 +40,30 @@ impl NasBtConfig {
         arrays.push(per_thread("lhs", 75 * line));
         let (u, rhs, forcing) = (0, 1, 2);
         let work = [own(9, true, 1), own(10, true, 1), own(11, true, 1)];
-        let mut sweeps = vec![own(u, false, 1)];
-        sweeps.extend((3..9).map(|a| own(a, true, 1)));
-        sweeps.extend([own(forcing, false, 1), own(rhs, true, 3)]);
+        let mut compute_rhs = vec![own(u, false, 1)];
+        compute_rhs.extend((3..9).map(|a| own(a, true, 1)));
+        compute_rhs.extend([own(forcing, false, 1), own(rhs, true, 3)]);
         // x_solve, y_solve: own k-planes; z_solve: parallel over j. Each with the thread's
         // own work arrays.
-        for solve in [own, own, across] {
-            sweeps.extend(work);
-            sweeps.extend([solve(u, false, 1), solve(rhs, true, 2)]);
-        }
-        // add
-        sweeps.extend([own(u, true, 1), own(rhs, false, 1)]);
+        let solve = |sweep: fn(usize, bool, u32) -> Sweep| {
+            let mut s = work.to_vec();
+            s.extend([sweep(u, false, 1), sweep(rhs, true, 2)]);
+            s
+        };
+        // The time step's parallel constructs (NPB 3.4-OMP `BT/adi.f90`: one region in
+        // `rhs.f90`, a `parallel do` in each solver and in `add.f90`).
+        let (sweeps, constructs) = constructs([
+            ("compute_rhs", compute_rhs),
+            ("x_solve", solve(own)),
+            ("y_solve", solve(own)),
+            ("z_solve", solve(across)),
+            ("add", vec![own(u, true, 1), own(rhs, false, 1)]),
+        ]);
         KernelSpec {
             name: "nas-bt",
             arrays,
             sweeps,
+            constructs,
             iterations: self.iterations,
             ops_per_iteration: ops_per_iteration(n),
         }

@@ -11,7 +11,7 @@
 //! matrix's random column pattern (the product reads all of p in order), the reductions'
 //! synchronisation, the matrix generation and verification.
 
-use super::nas::{nas_config, own, ArraySpec, KernelSpec, Sweep};
+use super::nas::{constructs, nas_config, own, ArraySpec, KernelSpec, Sweep};
 
 /// NPB's `nonzer` for class A: the random non-zeros a row of the matrix is built from.
 const NONZER: u64 = 11;
@@ -48,24 +48,33 @@ impl NasCgConfig {
             rows("q", 8),
             rows("r", 8),
         ];
-        let sweeps = vec![
-            own(0, false, CG_STEPS),
-            own(1, false, CG_STEPS),
-            own(2, false, CG_STEPS),
-            Sweep::All {
-                array: 5,
-                passes: CG_STEPS,
-            },
-            own(6, true, CG_STEPS),
-            own(4, true, CG_STEPS),
-            own(7, true, CG_STEPS),
-            own(5, true, CG_STEPS),
-            own(3, true, 1),
-        ];
+        // The outer iteration's parallel constructs (NPB 3.4-OMP `CG/cg.f90`: `conj_grad`'s
+        // one region around its 25 steps, then the region that takes the norms and
+        // updates x).
+        let (sweeps, constructs) = constructs([
+            (
+                "conj_grad",
+                vec![
+                    own(0, false, CG_STEPS),
+                    own(1, false, CG_STEPS),
+                    own(2, false, CG_STEPS),
+                    Sweep::All {
+                        array: 5,
+                        passes: CG_STEPS,
+                    },
+                    own(6, true, CG_STEPS),
+                    own(4, true, CG_STEPS),
+                    own(7, true, CG_STEPS),
+                    own(5, true, CG_STEPS),
+                ],
+            ),
+            ("norm", vec![own(3, true, 1)]),
+        ]);
         KernelSpec {
             name: "nas-cg",
             arrays,
             sweeps,
+            constructs,
             iterations: self.iterations,
             ops_per_iteration: ops_per_iteration(n),
         }

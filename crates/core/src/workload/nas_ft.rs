@@ -10,7 +10,7 @@
 //! Left out: the FFT's in-cache butterflies (as computation per line), the checksum,
 //! setup and verification.
 
-use super::nas::{nas_config, own, ArraySpec, KernelSpec, Sweep};
+use super::nas::{constructs, nas_config, own, ArraySpec, KernelSpec, Sweep};
 
 nas_config! {
     /// Parameters of `nas-ft`.
@@ -31,25 +31,31 @@ impl NasFtConfig {
             per_thread: false,
         };
         let arrays = vec![plane("u0", 16), plane("u1", 16), plane("twiddle", 8)];
-        let sweeps = vec![
-            // evolve
-            own(0, true, 1),
-            own(2, false, 1),
-            own(1, true, 1),
-            // cffts1, cffts2
-            own(1, true, 2),
-            own(1, true, 2),
+        // The time step's parallel constructs (NPB 3.4-OMP `FT/ft.f90`: `evolve`, then the
+        // inverse FFT's `cffts3`, `cffts2`, `cffts1`, each a `parallel do`; `checksum`'s
+        // region left out with its reads).
+        let (sweeps, constructs) = constructs([
+            (
+                "evolve",
+                vec![own(0, true, 1), own(2, false, 1), own(1, true, 1)],
+            ),
+            ("cffts1", vec![own(1, true, 2)]),
+            ("cffts2", vec![own(1, true, 2)]),
             // cffts3: parallel over the second index
-            Sweep::Across {
-                array: 1,
-                write: true,
-                passes: 2,
-            },
-        ];
+            (
+                "cffts3",
+                vec![Sweep::Across {
+                    array: 1,
+                    write: true,
+                    passes: 2,
+                }],
+            ),
+        ]);
         KernelSpec {
             name: "nas-ft",
             arrays,
             sweeps,
+            constructs,
             iterations: self.iterations,
             ops_per_iteration: ops_per_iteration(n * n * planes),
         }

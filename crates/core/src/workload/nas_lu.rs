@@ -11,7 +11,7 @@
 //! walks its rows without waiting for its neighbour), the 5x5 block arithmetic (as
 //! computation per line), setup and verification.
 
-use super::nas::{across, grid, nas_config, own, per_thread, KernelSpec};
+use super::nas::{across, constructs, grid, nas_config, own, per_thread, KernelSpec};
 
 nas_config! {
     /// Parameters of `nas-lu`.
@@ -45,8 +45,7 @@ impl NasLuConfig {
             own(8, true, 1),
             own(9, true, 1),
         ];
-        let mut sweeps = vec![
-            // rhs
+        let rhs = vec![
             own(u, false, 1),
             own(qs, true, 1),
             own(rho_i, true, 1),
@@ -55,16 +54,22 @@ impl NasLuConfig {
             own(rsd, true, 3),
         ];
         // jacld + blts, jacu + buts: the rows of every plane, and the thread's own blocks.
+        let mut ssor = Vec::new();
         for _ in 0..2 {
-            sweeps.extend([across(u, false, 1), across(rsd, true, 1)]);
-            sweeps.extend(blocks);
+            ssor.extend([across(u, false, 1), across(rsd, true, 1)]);
+            ssor.extend(blocks);
         }
         // update
-        sweeps.extend([own(u, true, 1), own(rsd, false, 1)]);
+        ssor.extend([own(u, true, 1), own(rsd, false, 1)]);
+        // The time step's parallel constructs (NPB 3.4-OMP `LU/ssor.f90`: one region for
+        // the lower and upper sweeps and the update, then `rhs`'s region; here `rhs` comes
+        // first, the step's loop rotated; the norms' regions every `inorm` steps left out).
+        let (sweeps, constructs) = constructs([("rhs", rhs), ("ssor", ssor)]);
         KernelSpec {
             name: "nas-lu",
             arrays,
             sweeps,
+            constructs,
             iterations: self.iterations,
             ops_per_iteration: ops_per_iteration(n),
         }

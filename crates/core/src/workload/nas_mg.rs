@@ -10,7 +10,7 @@
 //! Left out: the boundary exchange (`comm3`, a neighbour's boundary plane), the
 //! arithmetic (as computation per line), setup and verification.
 
-use super::nas::{grid, nas_config, own, KernelSpec};
+use super::nas::{construct_list, grid, nas_config, own, KernelSpec};
 
 /// Names of u and r at each level (finest first): 12 levels cover any grid allowed
 /// (4096 points a side down to 4 is 11 levels).
@@ -44,23 +44,31 @@ impl NasMgConfig {
             arrays.push(grid(R[l], s, 1));
         }
         let (u, r) = (|l: usize| 1 + 2 * l, |l: usize| 2 + 2 * l);
-        let mut sweeps = vec![own(u(0), false, 1), own(0, false, 1), own(r(0), true, 1)];
+        // Each routine call a parallel construct (NPB 3.4-OMP `MG/mg.f90`: a `parallel do`
+        // in `resid`, `rprj3`, `psinv` and `interp`); `zero3`'s and `comm3`'s regions are
+        // left out with their sweeps.
+        let mut list = vec![(
+            "resid",
+            vec![own(u(0), false, 1), own(0, false, 1), own(r(0), true, 1)],
+        )];
         for l in 0..levels - 1 {
-            sweeps.push(own(r(l), false, 1));
-            sweeps.push(own(r(l + 1), true, 1));
+            list.push(("rprj3", vec![own(r(l), false, 1), own(r(l + 1), true, 1)]));
         }
-        sweeps.push(own(r(levels - 1), false, 1));
-        sweeps.push(own(u(levels - 1), true, 1));
+        list.push((
+            "psinv",
+            vec![own(r(levels - 1), false, 1), own(u(levels - 1), true, 1)],
+        ));
         for l in (0..levels - 1).rev() {
-            sweeps.push(own(u(l + 1), false, 1));
-            sweeps.push(own(u(l), true, 1));
-            sweeps.push(own(r(l), true, 1));
-            sweeps.push(own(u(l), true, 1));
+            list.push(("interp", vec![own(u(l + 1), false, 1), own(u(l), true, 1)]));
+            list.push(("resid", vec![own(r(l), true, 1)]));
+            list.push(("psinv", vec![own(u(l), true, 1)]));
         }
+        let (sweeps, constructs) = construct_list(list);
         KernelSpec {
             name: "nas-mg",
             arrays,
             sweeps,
+            constructs,
             iterations: self.iterations,
             ops_per_iteration: ops_per_iteration(self.n),
         }

@@ -10,7 +10,7 @@
 //! once (their reuse from one grid line to the next hits in the cache). Left out: the arithmetic (as computation per
 //! line), boundaries, setup and verification.
 
-use super::nas::{across, grid, nas_config, own, per_thread, KernelSpec};
+use super::nas::{across, constructs, grid, nas_config, own, per_thread, KernelSpec, Sweep};
 
 nas_config! {
     /// Parameters of `nas-sp`.
@@ -37,28 +37,35 @@ impl NasSpConfig {
         arrays.push(per_thread("rhov", n * 8));
         let (u, rhs, forcing) = (0, 1, 2);
         let work: Vec<_> = (10..15).map(|a| own(a, true, 1)).collect();
-        let mut sweeps = vec![own(u, false, 1)];
-        sweeps.extend((3..10).map(|a| own(a, true, 1)));
-        sweeps.extend([
-            own(forcing, false, 1),
-            own(rhs, true, 3),
-            // txinvr
-            own(rhs, true, 1),
+        let mut compute_rhs = vec![own(u, false, 1)];
+        compute_rhs.extend((3..10).map(|a| own(a, true, 1)));
+        compute_rhs.extend([own(forcing, false, 1), own(rhs, true, 3)]);
+        // x_solve, y_solve: own k-planes; z_solve: parallel over j. Each with the thread's
+        // own work arrays, two passes over rhs, and one more in the inversion after it
+        // (ninvr, pinvr, tzetar; tzetar reads u).
+        let solve = |sweep: fn(usize, bool, u32) -> Sweep| {
+            let mut s = work.clone();
+            s.push(sweep(rhs, true, 2));
+            s
+        };
+        // The time step's parallel constructs (NPB 3.4-OMP `SP/adi.f90`: `compute_rhs`,
+        // `txinvr`, each solver and the inversion it calls, `add`; one region each).
+        let (sweeps, constructs) = constructs([
+            ("compute_rhs", compute_rhs),
+            ("txinvr", vec![own(rhs, true, 1)]),
+            ("x_solve", solve(own)),
+            ("ninvr", vec![own(rhs, true, 1)]),
+            ("y_solve", solve(own)),
+            ("pinvr", vec![own(rhs, true, 1)]),
+            ("z_solve", solve(across)),
+            ("tzetar", vec![across(rhs, true, 1), across(u, false, 1)]),
+            ("add", vec![own(u, true, 1), own(rhs, false, 1)]),
         ]);
-        // x_solve + ninvr, y_solve + pinvr: own k-planes; z_solve + tzetar: parallel over j.
-        // Each with the thread's own work arrays.
-        sweeps.extend(work.iter().copied());
-        sweeps.push(own(rhs, true, 3));
-        sweeps.extend(work.iter().copied());
-        sweeps.push(own(rhs, true, 3));
-        sweeps.extend(work.iter().copied());
-        sweeps.extend([across(rhs, true, 3), across(u, false, 1)]);
-        // add
-        sweeps.extend([own(u, true, 1), own(rhs, false, 1)]);
         KernelSpec {
             name: "nas-sp",
             arrays,
             sweeps,
+            constructs,
             iterations: self.iterations,
             ops_per_iteration: ops_per_iteration(n),
         }

@@ -56,7 +56,7 @@ fn construct(p: &mut SchedActivated, rec: &mut Recording, c: u32, threads: &[u32
 
 fn end(p: &mut SchedActivated, rec: &mut Recording, it: u32, at: u64) {
     rec.now = Ns(at);
-    p.on_iteration_end(rec, 0, it);
+    p.on_iteration_end(rec, 0, it, Some(it));
 }
 
 fn state(p: &SchedActivated, t: u32) -> ThreadRecord {
