@@ -150,7 +150,9 @@ impl<B: LoopBody> ForkJoin<B> {
 
     /// The iteration construct `k` ends, if it is its iteration's last.
     fn ends_iteration(&self, k: u32) -> Option<u32> {
-        (k + 1).is_multiple_of(self.per_iter).then_some(k / self.per_iter)
+        (k + 1)
+            .is_multiple_of(self.per_iter)
+            .then_some(k / self.per_iter)
     }
 
     fn deal_chunks(&mut self, running: &[bool]) {
