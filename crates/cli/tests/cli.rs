@@ -256,14 +256,18 @@ fn dunx91_reproduces_in_quick_mode_and_evaluates_every_claim() {
     let (out, text) = reproduce_quick("dunx91", "dunx91-quick", true);
     // Quick runs use a smaller grid; CI checks that the study runs, the plots and Table 1
     // appear and every claim finds its runs.
-    assert!(text.contains("of 13 claims held"), "{text}");
+    assert!(text.contains("of 20 claims held"), "{text}");
     assert!(
-        text.contains("; 5 observations without a verdict"),
+        text.contains("; 6 observations without a verdict"),
         "{text}"
     );
     assert!(!text.contains("ERROR"), "{text}");
     assert!(text.contains("Table 1"), "{text}");
-    for plot in ["figure1-completion-time.svg", "figure2-speedup.svg"] {
+    for plot in [
+        "figure1-completion-time.svg",
+        "figure2-speedup.svg",
+        "psolu-setup.svg",
+    ] {
         assert!(out.join("dunx91").join(plot).is_file(), "{plot} missing");
     }
 }

@@ -42,6 +42,6 @@ pub use matvec::MatvecConfig;
 pub use matvec_sparse::{MatvecSparseConfig, SparseRows};
 pub use matvec_synthetic::MatvecSyntheticConfig;
 pub use msort::MsortConfig;
-pub use psolu::{PsoluConfig, PsoluVariant};
+pub use psolu::{PsoluConfig, PsoluSetup, PsoluVariant};
 pub use surface_wave::SurfaceWaveConfig;
 pub use wave::WaveConfig;

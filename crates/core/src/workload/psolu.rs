@@ -40,7 +40,16 @@
 //! - `uma+`: `uma` with one phase-change hint, by the main process, just before the
 //!   iteration phase.
 //!
-//! Setup (the main process builds, a barrier, the processors copy and factor) ends in a
+//! Who builds the data is `setup`: the paper says only that iteration "follows
+//! initialization and factorization of the diagonal blocks" (sec. 3). With `main` (the
+//! default) the main process builds A, b and x, then each processor factors its blocks.
+//! With `parallel` each iterating processor builds its own block rows of A, b and x in the
+//! shared arrays and factors them, so pages where two processors' rows meet are written from
+//! two nodes before iteration: what the paper's monitoring implies (under UMA/dynamic, pages
+//! of A, the factors and b "were frozen prior to the beginning of the iteration phase",
+//! sec. 4), which a setup by the main process alone cannot freeze.
+//!
+//! Setup (the building, a barrier, the processors copy and factor) ends in a
 //! barrier and iteration end 0; the hint (uma+) follows, then a barrier, then iteration; every thread ends with
 //! iteration end 1, so the record's series has the setup phase as point 0 and the
 //! iteration phase as point 1.
@@ -77,6 +86,25 @@ pub enum PsoluVariant {
     UmaPlus,
 }
 
+/// Who builds psolu's data before the iteration phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum PsoluSetup {
+    /// The main process builds A, b and x; the processors then factor their blocks.
+    #[default]
+    #[serde(rename = "main")]
+    Main,
+    /// Each iterating processor builds its own block rows of A, b and x, then factors
+    /// them.
+    #[serde(rename = "parallel")]
+    Parallel,
+}
+
+impl PsoluSetup {
+    fn is_main(&self) -> bool {
+        *self == PsoluSetup::Main
+    }
+}
+
 /// Parameters of `psolu`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
@@ -92,6 +120,12 @@ pub struct PsoluConfig {
     pub threads: Option<u32>,
     /// `uma`, `numa` or `uma+`. Default `uma`.
     pub variant: PsoluVariant,
+    /// Who builds A, b and x: `main` (the main process, then the processors factor their
+    /// blocks) or `parallel` (each iterating processor builds and factors its own block
+    /// rows). Default `main`; the paper does not say (see the module documentation).
+    /// Left out of records at its default.
+    #[serde(skip_serializing_if = "PsoluSetup::is_main")]
+    pub setup: PsoluSetup,
     /// Converged when ||Ax - b|| < 10^-digits ||b||. Default 6 (the paper gives none).
     #[field(min = 1, max = 15)]
     pub tolerance_digits: u32,
@@ -110,6 +144,7 @@ impl Default for PsoluConfig {
             grid: 63,
             threads: None,
             variant: PsoluVariant::Uma,
+            setup: PsoluSetup::Main,
             tolerance_digits: 6,
             flop_ns: 8_000,
             max_sweeps: 50_000,
@@ -184,6 +219,7 @@ enum Phase {
 pub struct Psolu {
     layout: Layout,
     variant: PsoluVariant,
+    setup: PsoluSetup,
     m: u64,
     threads: u32,
     control: ArrayId,
@@ -400,6 +436,7 @@ impl Psolu {
         Ok(Psolu {
             layout: p.layout,
             variant: c.variant,
+            setup: c.setup,
             m,
             threads: p.threads,
             control: p.control,
@@ -480,24 +517,39 @@ impl Psolu {
         }
     }
 
-    /// The main process's setup: builds A, b and x.
+    /// The main process's setup: the control data, and A, b and x unless the processors
+    /// build them.
     fn setup_main(&self, out: &mut Vec<Op>) {
         let n = self.m * self.m;
         self.refs(out, self.control, 0, 1, 16, true);
-        self.refs(out, self.a, 0, n * PER_ROW, 3, true);
-        self.refs(out, self.x_arr, 0, n, 2, true);
-        self.refs(out, self.b_arr, 0, n, 2, true);
-        out.push(Op::Compute(self.flop * n * PER_ROW));
+        if self.setup == PsoluSetup::Main {
+            self.build_rows(out, 0, n);
+        }
         // The processors build their lists and factor once the data is there.
         out.push(Op::Barrier);
         self.phase_change(out, true);
     }
 
+    /// Builds rows `[from, from + rows)` of A, x and b (a row of A: its five stored
+    /// nonzeros, each a double and an index, written; x and b: one double each).
+    fn build_rows(&self, out: &mut Vec<Op>, from: u64, rows: u64) {
+        self.refs(out, self.a, from * PER_ROW, rows * PER_ROW, 3, true);
+        self.refs(out, self.x_arr, from, rows, 2, true);
+        self.refs(out, self.b_arr, from, rows, 2, true);
+        out.push(Op::Compute(self.flop * rows * PER_ROW));
+    }
+
     /// Processor `w`'s setup: build its list of iteration data and factor its blocks
-    /// (numa: copy its rows, b and the pointers into its region first).
+    /// (numa: copy its rows, b and the pointers into its region first); with a parallel
+    /// setup, build its block rows of A, x and b first.
     fn setup_worker(&self, out: &mut Vec<Op>, w: u32) {
         let (m, n) = (self.m, self.m * self.m);
         let numa = self.variant == PsoluVariant::Numa;
+        if self.setup == PsoluSetup::Parallel {
+            for &k in &self.blocks_of[w as usize] {
+                self.build_rows(out, k as u64 * m, m);
+            }
+        }
         out.push(Op::Barrier);
         if numa {
             let r = self.regions[w as usize];
@@ -910,5 +962,52 @@ mod tests {
             assert_eq!(f.pages, p.layout().pages(m.page_size()));
             assert_eq!(f.threads, p.threads());
         }
+    }
+
+    /// Pages of array `arr` that `ops` write.
+    fn written(p: &Psolu, ops: &[Op], arr: ArrayId, ps: u64) -> Vec<u32> {
+        let a = p.layout.array(arr);
+        let (lo, hi) = (a.base / ps, (a.base + a.span()).div_ceil(ps));
+        let mut pages: Vec<u32> = ops
+            .iter()
+            .filter_map(|o| match *o {
+                Op::Ref {
+                    vpn, write: true, ..
+                } if (lo..hi).contains(&(vpn.0 as u64)) => Some(vpn.0),
+                _ => None,
+            })
+            .collect();
+        pages.dedup();
+        pages
+    }
+
+    #[test]
+    fn a_parallel_setup_has_each_processor_build_its_own_rows_of_a() {
+        let m = machine(4);
+        let ps = m.page_size();
+        let mut c = config(3, PsoluVariant::Uma);
+        c.grid = 40;
+        let setup_ops = |setup| {
+            let mut c = c.clone();
+            c.setup = setup;
+            let mut p = Psolu::new(&c, &m).unwrap();
+            let mut ops = vec![Vec::new(); 3];
+            for (t, o) in ops.iter_mut().enumerate() {
+                p.next_ops(t as u32, &[true; 3], o);
+            }
+            (p, ops)
+        };
+        let (p, ops) = setup_ops(PsoluSetup::Main);
+        assert!(!written(&p, &ops[0], p.a, ps).is_empty());
+        assert!(written(&p, &ops[1], p.a, ps).is_empty());
+        let (p, ops) = setup_ops(PsoluSetup::Parallel);
+        assert!(written(&p, &ops[0], p.a, ps).is_empty());
+        // Each processor writes the pages of its own block rows: the first's start at A's
+        // first page, the second's end at its last, and they meet on at most one page.
+        let (first, second) = (written(&p, &ops[1], p.a, ps), written(&p, &ops[2], p.a, ps));
+        let a = p.layout.array(p.a);
+        assert_eq!(first[0] as u64, a.base / ps);
+        assert_eq!(*second.last().unwrap() as u64, (a.base + a.span() - 1) / ps);
+        assert!(first.iter().filter(|v| second.contains(v)).count() <= 1);
     }
 }
