@@ -109,17 +109,19 @@ fn setup_records(change: impl Fn(&str, &str, &mut Value)) -> Vec<Record> {
     common::two_trials(out)
 }
 
+/// A change made to one `psolu-setup` run's result: (combination, setup, result).
+type SetupChange = Box<dyn Fn(&str, &str, &mut Value)>;
+
 /// A change to the `psolu-setup` runs that contradicts the named claim, if it is one of
 /// that study's.
-fn setup_violation(claim: &str) -> Option<Box<dyn Fn(&str, &str, &mut Value)>> {
-    let at =
-        |who: &'static str, f: fn(&mut Value)| -> Option<Box<dyn Fn(&str, &str, &mut Value)>> {
-            Some(Box::new(move |c: &str, s: &str, v: &mut Value| {
-                if c == who && s == "parallel" {
-                    f(v)
-                }
-            }))
-        };
+fn setup_violation(claim: &str) -> Option<SetupChange> {
+    let at = |who: &'static str, f: fn(&mut Value)| -> Option<SetupChange> {
+        Some(Box::new(move |c: &str, s: &str, v: &mut Value| {
+            if c == who && s == "parallel" {
+                f(v)
+            }
+        }))
+    };
     match claim {
         "uma-plus-faster-than-uma-at-13-parallel-setup" => {
             at("UMA+/dynamic", |v| scale(v, "makespan_ns", 1.5))
