@@ -60,24 +60,33 @@ fn paper_result(combo: &str, n: u64) -> Value {
     })
 }
 
+/// Run `index` of a study, with its settings and result.
+fn record(index: usize, settings: [(&str, Value); 2], result: Value) -> Record {
+    Record {
+        id: format!("r{index:06}"),
+        index,
+        seed: 1,
+        settings: settings
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect::<Map<String, Value>>(),
+        result,
+        error: None,
+        spec_config: Value::Null,
+    }
+}
+
 fn records(change: impl Fn(&str, u64, &mut Value)) -> Vec<Record> {
     let mut out = Vec::new();
     for combo in COMBOS {
         for n in NODES {
             let mut result = paper_result(combo, n);
             change(combo, n, &mut result);
-            let mut settings = Map::new();
-            settings.insert("combo".into(), json!(combo));
-            settings.insert("machine.nodes".into(), json!(n));
-            out.push(Record {
-                id: format!("r{:06}", out.len()),
-                index: out.len(),
-                seed: 1,
-                settings,
+            out.push(record(
+                out.len(),
+                [("combo", json!(combo)), ("machine.nodes", json!(n))],
                 result,
-                error: None,
-                spec_config: Value::Null,
-            });
+            ));
         }
     }
     common::two_trials(out)
@@ -92,18 +101,11 @@ fn setup_records(change: impl Fn(&str, &str, &mut Value)) -> Vec<Record> {
         for setup in ["main", "parallel"] {
             let mut result = paper_result(combo, 13);
             change(combo, setup, &mut result);
-            let mut settings = Map::new();
-            settings.insert("combo".into(), json!(combo));
-            settings.insert("setup".into(), json!(setup));
-            out.push(Record {
-                id: format!("r{:06}", out.len()),
-                index: out.len(),
-                seed: 1,
-                settings,
+            out.push(record(
+                out.len(),
+                [("combo", json!(combo)), ("setup", json!(setup))],
                 result,
-                error: None,
-                spec_config: Value::Null,
-            });
+            ));
         }
     }
     common::two_trials(out)
