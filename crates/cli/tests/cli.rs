@@ -256,9 +256,9 @@ fn dunx91_reproduces_in_quick_mode_and_evaluates_every_claim() {
     let (out, text) = reproduce_quick("dunx91", "dunx91-quick", true);
     // Quick runs use a smaller grid; CI checks that the study runs, the plots and Table 1
     // appear and every claim finds its runs.
-    assert!(text.contains("of 20 claims held"), "{text}");
+    assert!(text.contains("of 21 claims held"), "{text}");
     assert!(
-        text.contains("; 6 observations without a verdict"),
+        text.contains("; 7 observations without a verdict"),
         "{text}"
     );
     assert!(!text.contains("ERROR"), "{text}");

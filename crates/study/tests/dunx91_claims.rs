@@ -37,6 +37,13 @@ fn paper_result(combo: &str, n: u64) -> Value {
         "UMA/dynamic" => (3145, 69, 605),
         _ => (2255, 0, 0),
     };
+    // Replications after the start of the iteration phase (series point 2 of the activity
+    // study): UMA/dynamic's go on throughout it, UMA+/dynamic's nearly all come at its start.
+    let later = match combo {
+        "UMA+/dynamic" => 20,
+        "UMA/dynamic" => 400,
+        _ => 0,
+    };
     let iteration_phase = if combo == "UMA/dynamic" {
         json!({"defrosts": 5, "replications": 10, "migrations": 0, "coherency_faults": 0})
     } else {
@@ -56,7 +63,7 @@ fn paper_result(combo: &str, n: u64) -> Value {
         "faults": faults,
         "migrations": migrations,
         "replications": replications,
-        "series": [{"events": {}}, {"events": iteration_phase}],
+        "series": [{"events": {}}, {"events": iteration_phase}, {"events": {"replications": later}}],
     })
 }
 
@@ -148,6 +155,12 @@ fn setup_violation(claim: &str) -> Option<SetupChange> {
         }
         "uma-dynamic-no-coherency-faults-during-iteration-parallel-setup" => {
             at("UMA/dynamic", |v| set_phase(v, "coherency_faults", 2))
+        }
+        "uma-plus-replications-cease-sooner-than-uma-parallel-setup"
+        | "uma-plus-nearly-all-activity-ceases-soon-after-parallel-setup" => {
+            at("UMA+/dynamic", |v| {
+                v["series"][2]["events"]["replications"] = json!(700)
+            })
         }
         _ => None,
     }
@@ -244,7 +257,7 @@ fn without_observation(c: &Claim) -> Claim {
 fn every_dunx91_claim_holds_on_a_result_shaped_as_the_paper_describes() {
     for c in claims() {
         let c = without_observation(&c);
-        let recs = if c.study == "psolu-setup" {
+        let recs = if c.study == "psolu-setup" || c.study == "psolu-activity" {
             setup_records(|_, _, _| {})
         } else {
             records(|_, _, _| {})
@@ -258,7 +271,7 @@ fn every_dunx91_claim_holds_on_a_result_shaped_as_the_paper_describes() {
 fn every_dunx91_claim_is_not_held_on_a_result_that_contradicts_it() {
     for c in claims() {
         let c = without_observation(&c);
-        let recs = if c.study == "psolu-setup" {
+        let recs = if c.study == "psolu-setup" || c.study == "psolu-activity" {
             let change = setup_violation(&c.name)
                 .unwrap_or_else(|| panic!("claim `{}` has no violating result: add one", c.name));
             setup_records(change)

@@ -136,6 +136,19 @@ pub struct PsoluConfig {
     /// 50,000.
     #[field(min = 1, max = 10_000_000)]
     pub max_sweeps: u32,
+    /// Checker sweeps of the iteration phase after which the run's series takes a point
+    /// of its own (iteration 1; the rest of the phase is then iteration 2), so that what a
+    /// policy does soon after the iteration phase begins can be told from what it does
+    /// later (the paper: "soon after, however, nearly all dynamic page placement activity
+    /// ceases", sec. 4). 0 (the default): no such point, the iteration phase is iteration
+    /// 1. Left out of records at its default.
+    #[field(min = 0, max = 10_000_000)]
+    #[serde(skip_serializing_if = "is_zero")]
+    pub early_point_sweeps: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl Default for PsoluConfig {
@@ -148,6 +161,7 @@ impl Default for PsoluConfig {
             tolerance_digits: 6,
             flop_ns: 8_000,
             max_sweeps: 50_000,
+            early_point_sweeps: 0,
         }
     }
 }
@@ -254,6 +268,11 @@ pub struct Psolu {
     cursor: Vec<u32>,
     sweeps: Vec<u32>,
     max_sweeps: u32,
+    /// Checker sweeps after which the early series point is taken (0: none), the checker's
+    /// sweeps so far, and whether the point is taken.
+    early_point_sweeps: u32,
+    checker_sweeps: u32,
+    early_taken: bool,
     /// The checker's residual computed at the start of its sweep, published at its end.
     pending_residual: Option<f64>,
     tolerance: f64,
@@ -367,7 +386,7 @@ impl Psolu {
                 .saturating_add(n.saturating_mul(16))
                 .saturating_add(m.saturating_mul(8 * 4 + 8))
                 .saturating_add(workers.saturating_mul(m.saturating_mul(8) + 64)),
-            iterations: 2,
+            iterations: if c.early_point_sweeps > 0 { 3 } else { 2 },
             size_field: "workload.grid",
             ops_field: "workload.max_sweeps",
         })
@@ -462,6 +481,9 @@ impl Psolu {
             cursor: vec![0; workers as usize],
             sweeps: vec![0; workers as usize],
             max_sweeps: c.max_sweeps,
+            early_point_sweeps: c.early_point_sweeps,
+            checker_sweeps: 0,
+            early_taken: false,
             pending_residual: None,
             tolerance: 10f64.powi(-(c.tolerance_digits as i32)),
             b_norm,
@@ -652,6 +674,24 @@ impl Psolu {
         sum.sqrt() / self.b_norm
     }
 
+    /// The iteration every thread ends the run with: 2 when the iteration phase has an
+    /// early point, else 1.
+    fn last_iteration(&self) -> u32 {
+        if self.early_point_sweeps > 0 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The early series point (iteration 1, ended by the checker alone), once.
+    fn take_early_point(&mut self, out: &mut Vec<Op>) {
+        if self.early_point_sweeps > 0 && !self.early_taken {
+            self.early_taken = true;
+            out.push(Op::IterationEnd(1));
+        }
+    }
+
     /// Processor `w`'s next block update, or its end.
     fn worker_step(&mut self, w: u32, out: &mut Vec<Op>) {
         let wi = w as usize;
@@ -659,7 +699,7 @@ impl Psolu {
         let ctl = self.control;
         if self.done || self.sweeps[wi] >= self.max_sweeps {
             self.refs(out, ctl, 0, 1, 1, false);
-            out.push(Op::IterationEnd(1));
+            out.push(Op::IterationEnd(self.last_iteration()));
             self.phase[w as usize + 1] = Phase::Finished;
             return;
         }
@@ -742,10 +782,15 @@ impl Psolu {
         if self.done || all_stopped {
             self.done = true;
             self.refs(out, self.control, 0, 1, 1, true);
-            out.push(Op::IterationEnd(1));
+            self.take_early_point(out);
+            out.push(Op::IterationEnd(self.last_iteration()));
             self.phase[0] = Phase::Finished;
             return;
         }
+        if self.checker_sweeps >= self.early_point_sweeps {
+            self.take_early_point(out);
+        }
+        self.checker_sweeps += 1;
         self.pending_residual = Some(self.residual());
         let m = self.m;
         self.refs(out, self.control, 0, 1, 1, false);
@@ -806,6 +851,10 @@ impl Program for Psolu {
     }
     fn placement_hints(&self) -> &[Option<u32>] {
         &self.hints
+    }
+    fn iteration_parties(&self, k: u32) -> Option<u32> {
+        // The early point is the checker's alone.
+        (self.early_point_sweeps > 0 && k == 1).then_some(1)
     }
     fn next_ops(&mut self, t: u32, _running: &[bool], out: &mut Vec<Op>) {
         match (self.phase[t as usize], t) {
@@ -1009,5 +1058,58 @@ mod tests {
         assert_eq!(first[0] as u64, a.base / ps);
         assert_eq!(*second.last().unwrap() as u64, (a.base + a.span() - 1) / ps);
         assert!(first.iter().filter(|v| second.contains(v)).count() <= 1);
+    }
+
+    #[test]
+    fn an_early_point_is_the_checkers_after_its_first_sweeps_and_every_thread_ends_the_rest() {
+        let mut c = config(3, PsoluVariant::Uma);
+        c.early_point_sweeps = 2;
+        let ends = |ops: &[Op]| -> Vec<u32> {
+            ops.iter()
+                .filter_map(|o| match o {
+                    Op::IterationEnd(k) => Some(*k),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut p = Psolu::new(&c, &machine(4)).unwrap();
+        assert_eq!(p.iteration_parties(1), Some(1));
+        assert_eq!(p.iteration_parties(2), None);
+        // The checker's calls: setup (iteration 0 ends), two sweeps, then the early point
+        // before its third sweep.
+        let mut calls = Vec::new();
+        for _ in 0..4 {
+            let mut out = Vec::new();
+            p.next_ops(0, &[true; 3], &mut out);
+            calls.push(ends(&out));
+        }
+        assert_eq!(calls, [vec![0], vec![], vec![], vec![1]]);
+        // Every thread ends the run with iteration 2, the checker after the early point.
+        for t in 0..3 {
+            let mut p = Psolu::new(&c, &machine(4)).unwrap();
+            let mut ops = Vec::new();
+            drive_collect(&mut p, t, &mut ops);
+            let e = ends(&ops);
+            assert_eq!(e.last(), Some(&2), "thread {t}: {e:?}");
+            assert_eq!(e.contains(&1), t == 0, "thread {t}: {e:?}");
+        }
+    }
+
+    /// Runs every thread to the end, collecting thread `t`'s operations into `ops`.
+    fn drive_collect(p: &mut Psolu, t: u32, ops: &mut Vec<Op>) {
+        let running = vec![true; p.threads() as usize];
+        let mut out = Vec::new();
+        let mut live = true;
+        while live {
+            live = false;
+            for u in 0..p.threads() {
+                out.clear();
+                p.next_ops(u, &running, &mut out);
+                live |= !out.is_empty();
+                if u == t {
+                    ops.extend_from_slice(&out);
+                }
+            }
+        }
     }
 }
