@@ -910,17 +910,7 @@ mod tests {
 
     /// Runs every thread's operations to the end in round-robin order of calls.
     fn drive(p: &mut Psolu) {
-        let running = vec![true; p.threads() as usize];
-        let mut out = Vec::new();
-        let mut live = true;
-        while live {
-            live = false;
-            for t in 0..p.threads() {
-                out.clear();
-                p.next_ops(t, &running, &mut out);
-                live |= !out.is_empty();
-            }
-        }
+        drive_collect(p, u32::MAX, &mut Vec::new());
     }
 
     #[test]
@@ -1095,7 +1085,8 @@ mod tests {
         }
     }
 
-    /// Runs every thread to the end, collecting thread `t`'s operations into `ops`.
+    /// Runs every thread's operations to the end in round-robin order of calls, collecting
+    /// thread `t`'s into `ops`.
     fn drive_collect(p: &mut Psolu, t: u32, ops: &mut Vec<Op>) {
         let running = vec![true; p.threads() as usize];
         let mut out = Vec::new();
