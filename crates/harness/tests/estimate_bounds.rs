@@ -172,6 +172,9 @@ fn estimated(machine: &str, workload: &str, sets: &[&str]) -> (u64, u64) {
 
 #[test]
 fn nas_cg_class_a_is_estimated_under_a_gigabyte_whatever_its_iterations() {
+    // The heap counter is the process's: a test that allocates while another measures
+    // would add to its peak, so every test here takes its turn.
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // Each thread holds a few hundred operations of its work at a time, not an iteration.
     let (total, threads) = estimated("origin2000", "nas-cg", &["workload.iterations=15"]);
     let (total_75, threads_75) = estimated("origin2000", "nas-cg", &["workload.iterations=75"]);
@@ -312,6 +315,7 @@ fn every_workload_holds_its_memory_whatever_its_length() {
 }
 #[test]
 fn a_run_whose_memory_follows_its_operations_is_past_the_length_bound() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // Jacobi at 128 x 128 on 8 threads holds about 63 KB over 2 iterations; generated up
     // front, its operations (some 800 an iteration at 24 bytes) would add about 19 KB for
     // each of 62 more iterations, far beyond their 62 series points.
