@@ -50,8 +50,8 @@
 //! Choices where the paper is silent or inconsistent: a thread is *preempted since* the
 //! construct it missed began (its first entry by any thread), not since the master's exit
 //! noticed it, so that the criterion at that iteration's end can see a preemption of the
-//! iteration's last construct; a thread that stays preempted keeps its timestamp (the text: every
-//! transition between *different* states is timestamped; Figure 4 would restamp it at
+//! iteration's last construct; a thread that stays preempted keeps its timestamp (the
+//! text: every transition between *different* states is timestamped; Figure 4 would restamp it at
 //! every poll and the preemption would never last `t_thr`); the resumed state is entered
 //! as Figure 4 enters it, without the text's condition that the preemption lasted `t_thr`;
 //! preemptions of an iteration's last construct are inferred at the iteration's end when

@@ -131,14 +131,7 @@ pub struct Construct {
 
 /// An iteration's sweeps and constructs from its constructs in order, each a name and
 /// its sweeps.
-pub fn constructs<const N: usize>(
-    list: [(&'static str, Vec<Sweep>); N],
-) -> (Vec<Sweep>, Vec<Construct>) {
-    construct_list(list)
-}
-
-/// [`constructs`] for a list whose length is known only at run time.
-pub fn construct_list(
+pub fn constructs(
     list: impl IntoIterator<Item = (&'static str, Vec<Sweep>)>,
 ) -> (Vec<Sweep>, Vec<Construct>) {
     let mut sweeps = Vec::new();
@@ -1195,7 +1188,7 @@ mod tests {
 
     #[test]
     fn a_construct_emits_only_its_own_sweeps() {
-        // Two constructs: the first walks the grid, the second nothing but its compute.
+        // Two constructs: the first walks `u`, the second `w`.
         let mut s = spec(own(0, false, 1));
         s.sweeps.push(own(1, true, 1));
         s.arrays.push(grid("w", 8, 1));

@@ -8,13 +8,14 @@
 //! Nikolopoulos et al. (2002, Table 1) report (the program's other threadprivate data,
 //! stacks and runtime are not modelled).
 //!
-//! Per iteration, five parallel constructs: `compute_rhs` over each thread's own k-planes (u and forcing read, the
-//! six auxiliary arrays written, rhs updated by the three flux differences); `x_solve` and
-//! `y_solve` over the same k-planes; `z_solve`, which NPB-OMP parallelises over j, so each
-//! thread walks its rows of every k-plane (other threads' pages: the remote accesses a
-//! dedicated run already has); `add` over own planes. Each solve walks the thread's own
-//! work arrays once (their reuse from one grid line to the next hits in the cache). Left out: the block-tridiagonal
-//! arithmetic itself (as computation per line), boundary planes, setup and verification.
+//! Per iteration, five parallel constructs: `compute_rhs` over each thread's own k-planes
+//! (u and forcing read, the six auxiliary arrays written, rhs updated by the three flux
+//! differences); `x_solve` and `y_solve` over the same k-planes; `z_solve`, which NPB-OMP
+//! parallelises over j, so each thread walks its rows of every k-plane (other threads'
+//! pages: the remote accesses a dedicated run already has); `add` over own planes. Each
+//! solve walks the thread's own work arrays once (their reuse from one grid line to the
+//! next hits in the cache). Left out: the block-tridiagonal arithmetic itself (as
+//! computation per line), boundary planes, setup and verification.
 
 use super::nas::{across, constructs, grid, nas_config, own, per_thread, KernelSpec, Sweep};
 

@@ -10,7 +10,7 @@
 //! Left out: the boundary exchange (`comm3`, a neighbour's boundary plane), the
 //! arithmetic (as computation per line), setup and verification.
 
-use super::nas::{construct_list, grid, nas_config, own, KernelSpec};
+use super::nas::{constructs, grid, nas_config, own, KernelSpec};
 
 /// Names of u and r at each level (finest first): 12 levels cover any grid allowed
 /// (4096 points a side down to 4 is 11 levels).
@@ -63,7 +63,7 @@ impl NasMgConfig {
             list.push(("resid", vec![own(r(l), true, 1)]));
             list.push(("psinv", vec![own(u(l), true, 1)]));
         }
-        let (sweeps, constructs) = construct_list(list);
+        let (sweeps, constructs) = constructs(list);
         KernelSpec {
             name: "nas-mg",
             arrays,

@@ -99,12 +99,6 @@ pub enum PsoluSetup {
     Parallel,
 }
 
-impl PsoluSetup {
-    fn is_main(&self) -> bool {
-        *self == PsoluSetup::Main
-    }
-}
-
 /// Parameters of `psolu`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Fields)]
 #[serde(default, deny_unknown_fields)]
@@ -124,7 +118,7 @@ pub struct PsoluConfig {
     /// blocks) or `parallel` (each iterating processor builds and factors its own block
     /// rows). Default `main`; the paper does not say (see the module documentation).
     /// Left out of records at its default.
-    #[serde(skip_serializing_if = "PsoluSetup::is_main")]
+    #[serde(skip_serializing_if = "is_default")]
     pub setup: PsoluSetup,
     /// Converged when ||Ax - b|| < 10^-digits ||b||. Default 6 (the paper gives none).
     #[field(min = 1, max = 15)]
@@ -143,12 +137,13 @@ pub struct PsoluConfig {
     /// ceases", sec. 4). 0 (the default): no such point, the iteration phase is iteration
     /// 1. Left out of records at its default.
     #[field(min = 0, max = 10_000_000)]
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_default")]
     pub early_point_sweeps: u32,
 }
 
-fn is_zero(v: &u32) -> bool {
-    *v == 0
+/// Whether a parameter is at its default (then left out of records).
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 impl Default for PsoluConfig {
