@@ -3,16 +3,10 @@
 
 use crate::error::TraceError;
 use crate::format::{self, Header, Index, Kind, Row, PAGE_BATCH};
-use arrow_array::cast::AsArray;
-use arrow_array::types::{UInt32Type, UInt64Type, UInt8Type};
-use arrow_array::{PrimitiveArray, RecordBatch};
-use arrow_buffer::Buffer;
-use arrow_ipc::reader::FileDecoder;
 use arrow_ipc::Block;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Most rows a batch may hold (the writer makes [`format::BATCH_ROWS`]); a larger count
 /// is refused before anything is decoded.
@@ -22,23 +16,52 @@ pub const MAX_BATCH_ROWS: u32 = 1 << 20;
 pub trait Source: Read + Seek {}
 impl<T: Read + Seek> Source for T {}
 
-/// How a batch is read.
+/// The columns, by their place in the schema ([`format::fields`]).
+const THREAD: usize = 0;
+const KIND: usize = 1;
+const INSTRUCTIONS: usize = 2;
+const PAGE: usize = 3;
+const OFFSET: usize = 4;
+const SPAN: usize = 5;
+const COUNT: usize = 6;
+const OBJECT: usize = 7;
+const SEQ: usize = 8;
+const PARTIES: usize = 9;
+/// How many columns a trace has.
+const COLUMNS: usize = 10;
+
+/// A set of columns, a bit per column.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Checked,
-    Unchecked,
-    Markers,
+struct Columns(u16);
+
+impl Columns {
+    const fn of(cols: &[usize]) -> Columns {
+        let mut bits = 0u16;
+        let mut i = 0;
+        while i < cols.len() {
+            bits |= 1 << cols[i];
+            i += 1;
+        }
+        Columns(bits)
+    }
+    fn has(self, c: usize) -> bool {
+        self.0 & (1 << c) != 0
+    }
 }
 
-/// The columns [`TraceReader::read_markers`] decodes: thread, kind, object, seq, parties.
-const MARKER_COLUMNS: [usize; 5] = [0, 1, 7, 8, 9];
+/// Every column.
+const ALL: Columns = Columns((1 << COLUMNS) - 1);
+/// What a replay reads at every row.
+const RUNS: Columns = Columns::of(&[KIND, INSTRUCTIONS, PAGE, OFFSET, SPAN, COUNT]);
+/// What a replay reads at a marker besides: decoded when the replay meets one.
+const MARKER_FIELDS: Columns = Columns::of(&[OBJECT, SEQ, PARTIES]);
+/// What checking the synchronisation reads.
+const MARKERS: Columns = Columns::of(&[THREAD, KIND, OBJECT, SEQ, PARTIES]);
 
 /// An open trace: its header, index and the byte range of every batch.
 pub struct TraceReader<R: Source = File> {
     path: PathBuf,
     file: R,
-    decoder: FileDecoder,
-    markers: FileDecoder,
     blocks: Vec<Block>,
     header: Header,
     index: Index,
@@ -46,22 +69,41 @@ pub struct TraceReader<R: Source = File> {
     page_batches: Vec<u32>,
 }
 
-/// One decoded batch: rows of one thread (or of the page table), checked.
+/// One decoded batch: rows of one thread (or of the page table).
+///
+/// The reader decodes the IPC body itself, into the batch's own vectors, rather than
+/// through arrow's decoder: a replay reads batch after batch into the same [`Batch`], so
+/// nothing is allocated once its vectors have grown, and only the columns it reads are
+/// decompressed. (Arrow's decoder allocates every column afresh, 2.7 MB a batch of
+/// 65,536 rows; the kernel zeroing those pages took a third of a replay's time.)
+#[derive(Default)]
 pub struct Batch {
     /// Its number in the file.
     pub number: u32,
     /// The byte offset it starts at.
     pub offset: u64,
-    kind: PrimitiveArray<UInt8Type>,
-    instructions: PrimitiveArray<UInt64Type>,
-    page: PrimitiveArray<UInt32Type>,
-    off: PrimitiveArray<UInt32Type>,
-    span: PrimitiveArray<UInt32Type>,
-    count: PrimitiveArray<UInt32Type>,
-    object: PrimitiveArray<UInt64Type>,
-    seq: PrimitiveArray<UInt32Type>,
-    parties: PrimitiveArray<UInt32Type>,
-    thread: PrimitiveArray<UInt32Type>,
+    rows: usize,
+    /// The columns that hold this batch's values (the others are empty).
+    decoded: u16,
+    thread: Vec<u32>,
+    kind: Vec<u8>,
+    instructions: Vec<u64>,
+    page: Vec<u32>,
+    off: Vec<u32>,
+    span: Vec<u32>,
+    count: Vec<u32>,
+    object: Vec<u64>,
+    seq: Vec<u32>,
+    parties: Vec<u32>,
+    /// The batch's message and body as read, kept so that a column can be decoded later.
+    raw: Vec<u8>,
+    meta_len: usize,
+    compressed: bool,
+    /// Each column's values buffer: (offset, length) in the body.
+    buffers: [(usize, usize); COLUMNS],
+    /// A decompressed buffer longer than its column needs (a writer may pad).
+    scratch: Vec<u8>,
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 /// A batch's run columns ([`Batch::runs`]): what a replay reads at every row without
@@ -84,7 +126,7 @@ pub struct Runs<'a> {
 impl Batch {
     /// Rows.
     pub fn len(&self) -> usize {
-        self.kind.len()
+        self.rows
     }
 
     /// Whether it has no rows.
@@ -101,26 +143,43 @@ impl Batch {
 
     /// Each row's kind, as stored (checked by [`TraceReader::read_batch`] only).
     pub fn kinds(&self) -> &[u8] {
-        self.kind.values()
+        self.col(KIND, &self.kind)
     }
 
-    /// Row `i`, or `None` if its kind is not a trace's (an unchecked batch). A batch
-    /// read for its markers ([`TraceReader::read_markers`]) has no run columns: a run's
-    /// instructions, page, offset and span read as 0 and its count as 1.
+    /// Row `i`, or `None` if its kind is not a trace's (an unchecked batch). A column the
+    /// read left out reads as 0 (a run's count as 1): a batch read for its markers
+    /// ([`TraceReader::read_markers_into`]) has no run columns, one read for a replay
+    /// ([`TraceReader::read_runs_into`]) no marker fields until
+    /// [`TraceReader::decode_marker_fields`].
     #[inline]
     pub fn try_row(&self, i: usize) -> Option<Row> {
-        let or = |a: &PrimitiveArray<UInt32Type>, d: u32| a.values().get(i).copied().unwrap_or(d);
+        let or = |c: usize, a: &[u32], d: u32| self.col(c, a).get(i).copied().unwrap_or(d);
         Some(Row {
-            instructions: self.instructions.values().get(i).copied().unwrap_or(0),
-            kind: Kind::from_u8(self.kind.values()[i])?,
-            page: or(&self.page, 0),
-            offset: or(&self.off, 0),
-            span: or(&self.span, 0),
-            count: or(&self.count, 1),
-            object: self.object.values()[i],
-            seq: self.seq.values()[i],
-            parties: self.parties.values()[i],
+            instructions: self
+                .col(INSTRUCTIONS, &self.instructions)
+                .get(i)
+                .copied()
+                .unwrap_or(0),
+            kind: Kind::from_u8(*self.col(KIND, &self.kind).get(i)?)?,
+            page: or(PAGE, &self.page, 0),
+            offset: or(OFFSET, &self.off, 0),
+            span: or(SPAN, &self.span, 0),
+            count: or(COUNT, &self.count, 1),
+            object: self.col(OBJECT, &self.object).get(i).copied().unwrap_or(0),
+            seq: or(SEQ, &self.seq, 0),
+            parties: or(PARTIES, &self.parties, 0),
         })
+    }
+
+    /// Column `c`'s values, `v`, when they are this batch's (else none: the vectors
+    /// keep an earlier batch's values, so that their memory is reused).
+    #[inline]
+    fn col<'a, T>(&self, c: usize, v: &'a [T]) -> &'a [T] {
+        if Columns(self.decoded).has(c) {
+            v
+        } else {
+            &[]
+        }
     }
 
     /// The columns a replay reads at every row, as slices of one length (empty in a
@@ -128,19 +187,250 @@ impl Batch {
     #[inline]
     pub fn runs(&self) -> Runs<'_> {
         Runs {
-            kind: self.kind.values(),
-            instructions: self.instructions.values(),
-            page: self.page.values(),
-            offset: self.off.values(),
-            span: self.span.values(),
-            count: self.count.values(),
+            kind: self.col(KIND, &self.kind),
+            instructions: self.col(INSTRUCTIONS, &self.instructions),
+            page: self.col(PAGE, &self.page),
+            offset: self.col(OFFSET, &self.off),
+            span: self.col(SPAN, &self.span),
+            count: self.col(COUNT, &self.count),
         }
     }
 
-    /// Row `i`'s thread (for a page row, the thread that touched the page first).
+    /// Row `i`'s thread (for a page row, the thread that touched the page first); 0 in
+    /// a batch read for a replay.
     pub fn thread(&self, i: usize) -> u32 {
-        self.thread.values()[i]
+        self.col(THREAD, &self.thread).get(i).copied().unwrap_or(0)
     }
+
+    /// Whether the marker fields (object, seq, parties) hold this batch's values.
+    pub fn has_marker_fields(&self) -> bool {
+        Columns(self.decoded).has(OBJECT)
+    }
+
+    /// Takes in the batch read into `raw` (`meta_len` bytes of message, then the body):
+    /// checks its message against the index's `rows` and locates every column's buffer.
+    fn locate(&mut self, rows: u32) -> Result<(), String> {
+        let meta_len = self.meta_len;
+        let bytes = &self.raw;
+        // The message: a continuation marker and a length, then the flatbuffer.
+        if meta_len < 8 || bytes.len() < meta_len {
+            return Err("a message header shorter than its prefix".into());
+        }
+        let message = arrow_ipc::root_as_message(&bytes[8..meta_len])
+            .map_err(|e| format!("the message does not decode: {e}"))?;
+        let batch = message
+            .header_as_record_batch()
+            .ok_or("the message is not a record batch")?;
+        if batch.length() != rows as i64 {
+            return Err(format!(
+                "{} rows where the index says {rows}",
+                batch.length()
+            ));
+        }
+        let nodes = batch.nodes().ok_or("the message lists no columns")?;
+        if nodes.len() != COLUMNS {
+            return Err(format!("{} columns, not {COLUMNS}", nodes.len()));
+        }
+        for n in nodes.iter() {
+            if n.length() != rows as i64 {
+                return Err(format!(
+                    "a column of {} rows in a batch of {rows}",
+                    n.length()
+                ));
+            }
+            if n.null_count() != 0 {
+                return Err("a column holds nulls".into());
+            }
+        }
+        let compression = batch.compression();
+        self.compressed = match compression.map(|c| c.codec()) {
+            None => false,
+            Some(arrow_ipc::CompressionType::ZSTD) => true,
+            Some(c) => {
+                return Err(format!(
+                    "buffers compressed with {c:?}; a trace's are compressed with zstd"
+                ))
+            }
+        };
+        let body = bytes.len() - meta_len;
+        let buffers = batch.buffers().ok_or("the message lists no buffers")?;
+        // A primitive column has two buffers: its validity bitmap (empty: no nulls)
+        // and its values.
+        if buffers.len() != 2 * COLUMNS {
+            return Err(format!(
+                "{} buffers, not the {} of {COLUMNS} columns",
+                buffers.len(),
+                2 * COLUMNS
+            ));
+        }
+        for (i, b) in buffers.iter().enumerate() {
+            let (off, len) = (b.offset(), b.length());
+            if off < 0 || len < 0 || (off as u64).saturating_add(len as u64) > body as u64 {
+                return Err(format!(
+                    "a buffer at {off} of {len} bytes lies outside the batch"
+                ));
+            }
+            if i % 2 == 1 {
+                self.buffers[i / 2] = (off as usize, len as usize);
+            }
+        }
+        self.rows = rows as usize;
+        self.decoded = 0;
+        Ok(())
+    }
+
+    /// Decodes the columns of `cols` not decoded yet.
+    fn decode(&mut self, cols: Columns) -> Result<(), String> {
+        let want = cols.0 & !self.decoded;
+        let Batch {
+            rows,
+            thread,
+            kind,
+            instructions,
+            page,
+            off,
+            span,
+            count,
+            object,
+            seq,
+            parties,
+            raw,
+            meta_len,
+            compressed,
+            buffers,
+            scratch,
+            zstd,
+            ..
+        } = self;
+        let mut src = Body {
+            body: &raw[*meta_len..],
+            rows: *rows,
+            compressed: *compressed,
+            scratch,
+            zstd,
+        };
+        for c in (0..COLUMNS).filter(|&c| want & (1 << c) != 0) {
+            let b = buffers[c];
+            match c {
+                THREAD => src.fill(thread, b),
+                KIND => src.fill(kind, b),
+                INSTRUCTIONS => src.fill(instructions, b),
+                PAGE => src.fill(page, b),
+                OFFSET => src.fill(off, b),
+                SPAN => src.fill(span, b),
+                COUNT => src.fill(count, b),
+                OBJECT => src.fill(object, b),
+                SEQ => src.fill(seq, b),
+                _ => src.fill(parties, b),
+            }
+            .map_err(|e| format!("column {}: {e}", format::fields()[c].name()))?;
+        }
+        self.decoded |= want;
+        Ok(())
+    }
+}
+
+/// A value type of a column: stored little-endian.
+trait Value: bytemuck::Pod + Default {
+    /// The value stored little-endian as `self`, in the host's order.
+    fn le_to_host(self) -> Self;
+}
+
+macro_rules! value {
+    ($($t:ty),*) => {$(
+        impl Value for $t {
+            #[inline]
+            fn le_to_host(self) -> Self {
+                <$t>::from_le(self)
+            }
+        }
+    )*};
+}
+value!(u8, u32, u64);
+
+/// Where a batch's columns are decoded from.
+struct Body<'a> {
+    body: &'a [u8],
+    rows: usize,
+    compressed: bool,
+    scratch: &'a mut Vec<u8>,
+    zstd: &'a mut Option<zstd::bulk::Decompressor<'static>>,
+}
+
+impl Body<'_> {
+    /// Decodes the values buffer at `(off, len)` of the body into `out` (`rows` values).
+    fn fill<T: Value>(
+        &mut self,
+        out: &mut Vec<T>,
+        (off, len): (usize, usize),
+    ) -> Result<(), String> {
+        let rows = self.rows;
+        let need = rows * std::mem::size_of::<T>();
+        // Every value is written below: a vector of the right length is not cleared.
+        if out.len() != rows {
+            out.clear();
+            out.resize(rows, T::default());
+        }
+        if rows == 0 {
+            return Ok(());
+        }
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(out.as_mut_slice());
+        let buf = &self.body[off..off + len];
+        let short = |have: usize| format!("{have} bytes where {rows} rows need {need}");
+        if !self.compressed {
+            dst.copy_from_slice(buf.get(..need).ok_or_else(|| short(len))?);
+        } else {
+            // A compressed buffer is its uncompressed length (8 bytes, little-endian; -1:
+            // stored as it is), then the zstd frame.
+            let (prefix, data) = buf.split_first_chunk::<8>().ok_or_else(|| short(len))?;
+            let declared = i64::from_le_bytes(*prefix);
+            if declared == -1 {
+                dst.copy_from_slice(data.get(..need).ok_or_else(|| short(data.len()))?);
+            } else if declared == need as i64 {
+                let got = decompressor(self.zstd)?
+                    .decompress_to_buffer(data, dst)
+                    .map_err(|e| format!("zstd: {e}"))?;
+                if got != need {
+                    return Err(format!("decompressed to {}", short(got)));
+                }
+            } else if declared > need as i64 && declared as u64 <= rows as u64 * 8 + 64 {
+                // Longer than the rows need (a writer may pad; but no more than eight
+                // bytes a row, so a corrupt length cannot make the reader allocate beyond
+                // what a batch can need).
+                self.scratch.clear();
+                self.scratch.resize(declared as usize, 0);
+                let got = decompressor(self.zstd)?
+                    .decompress_to_buffer(data, self.scratch.as_mut_slice())
+                    .map_err(|e| format!("zstd: {e}"))?;
+                dst.copy_from_slice(
+                    self.scratch[..got]
+                        .get(..need)
+                        .ok_or_else(|| format!("decompressed to {}", short(got)))?,
+                );
+            } else {
+                return Err(format!(
+                    "a buffer says it decompresses to {}",
+                    short(declared.max(0) as usize)
+                ));
+            }
+        }
+        if cfg!(target_endian = "big") {
+            for x in out.iter_mut() {
+                *x = x.le_to_host();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The batch's zstd decompressor, made at its first use.
+fn decompressor<'a>(
+    z: &'a mut Option<zstd::bulk::Decompressor<'static>>,
+) -> Result<&'a mut zstd::bulk::Decompressor<'static>, String> {
+    if z.is_none() {
+        *z = Some(zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?);
+    }
+    Ok(z.as_mut().expect("made above"))
 }
 
 impl TraceReader<File> {
@@ -194,6 +484,12 @@ impl<R: Source> TraceReader<R> {
         let fb_schema = footer
             .schema()
             .ok_or_else(|| bad(footer_start, "the footer holds no schema".into()))?;
+        if fb_schema.endianness() != arrow_ipc::Endianness::Little {
+            return Err(bad(
+                footer_start,
+                "a big-endian file: a trace's columns are little-endian".into(),
+            ));
+        }
         let schema = arrow_ipc::convert::try_fb_to_schema(fb_schema)
             .map_err(|e| bad(footer_start, format!("the footer's schema: {e}")))?;
         if schema.fields().len() != format::fields().len()
@@ -323,15 +619,9 @@ impl<R: Source> TraceReader<R> {
                 format!("{page_rows} page rows for {} pages", index.pages),
             ));
         }
-        let schema = Arc::new(schema);
-        let decoder = FileDecoder::new(schema.clone(), footer.version());
-        let markers =
-            FileDecoder::new(schema, footer.version()).with_projection(MARKER_COLUMNS.to_vec());
         Ok(TraceReader::<R> {
             path: path.to_path_buf(),
             file,
-            decoder,
-            markers,
             blocks,
             header,
             index,
@@ -362,89 +652,68 @@ impl<R: Source> TraceReader<R> {
 
     /// Reads and checks batch `number`: every row within what its kind allows.
     pub fn read_batch(&mut self, number: u32) -> Result<Batch, TraceError> {
-        self.read(number, Mode::Checked)
+        let mut b = Batch::default();
+        self.read_into(number, ALL, &mut b)?;
+        self.check_rows(&b, true)?;
+        Ok(b)
     }
 
-    /// Reads batch `number` for a replay that has checked it already (its sizes are
-    /// checked again, its rows not): a replay's reader guards what it indexes by.
-    pub fn read_batch_unchecked(&mut self, number: u32) -> Result<Batch, TraceError> {
-        self.read(number, Mode::Unchecked)
+    /// Reads batch `number` into `into` for a replay that has checked its markers
+    /// already: the run columns (kind, instructions, page, offset, span, count), sizes
+    /// checked, rows not (a replay checks what it indexes by as it goes). The marker
+    /// fields are decoded when the replay meets a marker
+    /// ([`TraceReader::decode_marker_fields`]).
+    pub fn read_runs_into(&mut self, number: u32, into: &mut Batch) -> Result<(), TraceError> {
+        self.read_into(number, RUNS, into)
     }
 
-    /// Reads and checks batch `number`'s synchronisation columns only (`thread`, `kind`,
-    /// `object`, `seq`, `parties`; a run's page, offset, span and count read as 0, 0, 0,
-    /// 1 and are not checked, nor are they decompressed): what a replay checks before it
-    /// starts.
-    pub fn read_markers(&mut self, number: u32) -> Result<Batch, TraceError> {
-        self.read(number, Mode::Markers)
+    /// Decodes the marker fields (object, seq, parties) of a batch read by
+    /// [`TraceReader::read_runs_into`].
+    pub fn decode_marker_fields(&self, b: &mut Batch) -> Result<(), TraceError> {
+        b.decode(MARKER_FIELDS).map_err(|what| {
+            TraceError::corrupt(&self.path, b.offset, format!("batch {}: {what}", b.number))
+        })
     }
 
-    fn read(&mut self, number: u32, how: Mode) -> Result<Batch, TraceError> {
+    /// Reads batch `number`'s synchronisation columns into `into` and checks them
+    /// (`thread`, `kind`, `object`, `seq`, `parties`; a run's page, offset, span and
+    /// count read as 0, 0, 0, 1 and are not checked, nor are they decompressed): what a
+    /// replay checks before it starts.
+    pub fn read_markers_into(&mut self, number: u32, into: &mut Batch) -> Result<(), TraceError> {
+        self.read_into(number, MARKERS, into)?;
+        self.check_rows(into, false)
+    }
+
+    fn read_into(&mut self, number: u32, cols: Columns, b: &mut Batch) -> Result<(), TraceError> {
         let block = self.blocks[number as usize];
         let offset = block.offset() as u64;
         let len = block.metaDataLength() as u64 + block.bodyLength() as u64;
-        let mut bytes = vec![0u8; len as usize];
-        read_at(&mut self.file, &self.path, offset, &mut bytes)?;
-        let path = self.path.clone();
-        let bad =
-            |what: String| TraceError::corrupt(&path, offset, format!("batch {number}: {what}"));
-        let (thread, rows) = self.index.batches[number as usize];
-        check_sizes(&bytes, block.metaDataLength() as usize, rows).map_err(&bad)?;
-        let buf = Buffer::from_vec(bytes);
-        let decoder = match how {
-            Mode::Markers => &self.markers,
-            _ => &self.decoder,
-        };
-        let batch: RecordBatch = decoder
-            .read_record_batch(&block, &buf)
-            .map_err(|e| bad(e.to_string()))?
-            .ok_or_else(|| bad("not a record batch".into()))?;
-        if batch.num_rows() != rows as usize {
-            return Err(bad(format!(
-                "{} rows where the index says {rows}",
-                batch.num_rows()
-            )));
-        }
-        if batch.columns().iter().any(|a| a.null_count() > 0) {
-            return Err(bad("a column holds nulls".into()));
-        }
-        let c = |i: usize| batch.column(i);
-        let out = if how == Mode::Markers {
-            Batch {
-                number,
-                offset,
-                thread: c(0).as_primitive::<UInt32Type>().clone(),
-                kind: c(1).as_primitive::<UInt8Type>().clone(),
-                instructions: PrimitiveArray::from(Vec::<u64>::new()),
-                page: PrimitiveArray::from(Vec::<u32>::new()),
-                off: PrimitiveArray::from(Vec::<u32>::new()),
-                span: PrimitiveArray::from(Vec::<u32>::new()),
-                count: PrimitiveArray::from(Vec::<u32>::new()),
-                object: c(2).as_primitive::<UInt64Type>().clone(),
-                seq: c(3).as_primitive::<UInt32Type>().clone(),
-                parties: c(4).as_primitive::<UInt32Type>().clone(),
-            }
-        } else {
-            Batch {
-                number,
-                offset,
-                thread: c(0).as_primitive::<UInt32Type>().clone(),
-                kind: c(1).as_primitive::<UInt8Type>().clone(),
-                instructions: c(2).as_primitive::<UInt64Type>().clone(),
-                page: c(3).as_primitive::<UInt32Type>().clone(),
-                off: c(4).as_primitive::<UInt32Type>().clone(),
-                span: c(5).as_primitive::<UInt32Type>().clone(),
-                count: c(6).as_primitive::<UInt32Type>().clone(),
-                object: c(7).as_primitive::<UInt64Type>().clone(),
-                seq: c(8).as_primitive::<UInt32Type>().clone(),
-                parties: c(9).as_primitive::<UInt32Type>().clone(),
-            }
-        };
-        if how != Mode::Unchecked {
-            self.check(&out, thread, how == Mode::Checked)
-                .map_err(|(row, what)| bad(format!("row {row}: {what}")))?;
-        }
-        Ok(out)
+        b.decoded = 0;
+        b.number = number;
+        b.offset = offset;
+        b.meta_len = block.metaDataLength() as usize;
+        b.raw.clear();
+        b.raw.resize(len as usize, 0);
+        read_at(&mut self.file, &self.path, offset, &mut b.raw)?;
+        let (_, rows) = self.index.batches[number as usize];
+        b.locate(rows)
+            .and_then(|()| b.decode(cols))
+            .map_err(|what| {
+                TraceError::corrupt(&self.path, offset, format!("batch {number}: {what}"))
+            })
+    }
+
+    /// Checks a batch's rows: every row within what its kind allows (with `runs`, a run's
+    /// fields too).
+    fn check_rows(&self, b: &Batch, runs: bool) -> Result<(), TraceError> {
+        let (thread, _) = self.index.batches[b.number as usize];
+        self.check(b, thread, runs).map_err(|(row, what)| {
+            TraceError::corrupt(
+                &self.path,
+                b.offset,
+                format!("batch {}: row {row}: {what}", b.number),
+            )
+        })
     }
 
     /// Every row's values within what its kind allows.
@@ -452,11 +721,11 @@ impl<R: Source> TraceReader<R> {
         let ps = self.header.page_size;
         let threads = self.index.threads;
         for i in 0..b.len() {
-            let k = b.kind.values()[i];
+            let k = b.kinds()[i];
             let Some(kind) = Kind::from_u8(k) else {
                 return Err((i, format!("kind {k} is not a trace's")));
             };
-            let t = b.thread.values()[i];
+            let t = b.thread(i);
             if thread == PAGE_BATCH {
                 if kind != Kind::Page {
                     return Err((i, format!("a {} row among the page rows", kind.name())));
@@ -552,53 +821,6 @@ impl<R: Source> TraceReader<R> {
         }
         Ok(table)
     }
-}
-
-/// Before arrow decodes a batch: its message is a record batch of `rows` rows, and no
-/// buffer, compressed or not, holds more than eight bytes a row (so corrupt lengths cannot
-/// make the decoder allocate beyond what the batch can need).
-fn check_sizes(bytes: &[u8], meta_len: usize, rows: u32) -> Result<(), String> {
-    // The message: a continuation marker and a length, then the flatbuffer.
-    if meta_len < 8 || bytes.len() < meta_len {
-        return Err("a message header shorter than its prefix".into());
-    }
-    let fb = &bytes[8..meta_len];
-    let message =
-        arrow_ipc::root_as_message(fb).map_err(|e| format!("the message does not decode: {e}"))?;
-    let batch = message
-        .header_as_record_batch()
-        .ok_or("the message is not a record batch")?;
-    if batch.length() != rows as i64 {
-        return Err(format!(
-            "{} rows where the index says {rows}",
-            batch.length()
-        ));
-    }
-    let body = &bytes[meta_len..];
-    let most = rows as u64 * 8 + 64;
-    let compressed = batch.compression().is_some();
-    for b in batch.buffers().into_iter().flatten() {
-        let (off, len) = (b.offset(), b.length());
-        if off < 0 || len < 0 || (off as u64).saturating_add(len as u64) > body.len() as u64 {
-            return Err(format!(
-                "a buffer at {off} of {len} bytes lies outside the batch"
-            ));
-        }
-        if compressed && len >= 8 {
-            let at = off as usize;
-            let raw = i64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));
-            if raw > most as i64 {
-                return Err(format!(
-                    "a buffer says it decompresses to {raw} bytes, more than {rows} rows hold"
-                ));
-            }
-        } else if !compressed && len as u64 > most {
-            return Err(format!(
-                "a buffer of {len} bytes, more than {rows} rows hold"
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn read_at<R: Source>(

@@ -233,7 +233,10 @@ impl Events {
 struct Cursor {
     batches: Vec<u32>,
     next: usize,
-    batch: Option<Batch>,
+    /// The batch being replayed (its buffers reused for the next).
+    batch: Batch,
+    /// Whether `batch` holds rows not replayed yet.
+    loaded: bool,
     pos: usize,
     /// The run being merged: machine page, direction, references, lowest byte, end.
     run: Option<(u32, bool, u32, u32, u32)>,
@@ -296,7 +299,8 @@ impl TraceProgram {
             .map(|t| Cursor {
                 batches: reader.batches_of(t).to_vec(),
                 next: 0,
-                batch: None,
+                batch: Batch::default(),
+                loaded: false,
                 pos: 0,
                 run: None,
                 instructions: 0,
@@ -535,10 +539,9 @@ impl TraceProgram {
         c.next += 1;
         // The markers were checked when the program was built; a replay reads the
         // batches without the row checks and checks what it uses as it goes.
-        match self.reader.read_batch_unchecked(number) {
-            Ok(b) => {
-                let c = &mut self.cursors[t];
-                c.batch = Some(b);
+        match self.reader.read_runs_into(number, &mut c.batch) {
+            Ok(()) => {
+                c.loaded = true;
                 c.pos = 0;
                 true
             }
@@ -547,6 +550,58 @@ impl TraceProgram {
                 false
             }
         }
+    }
+
+    /// Replays thread `ti`'s batch `b` from the cursor's row: its runs while the output
+    /// has room, then the marker they stop at. False when the call should return (the
+    /// output is full, the thread exited, or the trace failed).
+    fn replay_batch(&mut self, ti: usize, b: &mut Batch, out: &mut Vec<Op>) -> bool {
+        let Some(pos) = self.runs(ti, b, out) else {
+            return false;
+        };
+        if pos >= b.len() {
+            // The batch is replayed; the next one is read when it is needed.
+            self.cursors[ti].loaded = false;
+            return true;
+        }
+        if out.len() >= CHUNK {
+            return false;
+        }
+        // A marker.
+        if !b.has_marker_fields() {
+            if let Err(e) = self.reader.decode_marker_fields(b) {
+                self.failure.get_or_insert_with(|| e.to_string());
+                return false;
+            }
+        }
+        let Some(row) = b.try_row(pos) else {
+            let what = format!(
+                "batch {} at byte offset {}: row {pos}: not a trace's kind (the file changed since it was checked?)",
+                b.number, b.offset
+            );
+            self.failure.get_or_insert(what);
+            return false;
+        };
+        self.cursors[ti].pos = pos + 1;
+        self.instructions += row.instructions;
+        self.flush_run(ti, out);
+        self.cursors[ti].instructions += row.instructions;
+        self.compute(ti, out);
+        if let Err(what) = self.marker(ti as u32, &row, out) {
+            self.failure.get_or_insert(format!(
+                "thread {ti}: {what} (the file changed since it was checked?)"
+            ));
+            return false;
+        }
+        match row.kind {
+            Kind::Fork => self.regions += 1,
+            Kind::Exit => {
+                self.cursors[ti].done = true;
+                return false;
+            }
+            _ => {}
+        }
+        true
     }
 }
 
@@ -573,7 +628,7 @@ impl Program for TraceProgram {
             return;
         }
         while out.len() < CHUNK {
-            let Some(b) = self.cursors[ti].batch.take() else {
+            if !self.cursors[ti].loaded {
                 if self.advance_batch(ti) {
                     continue;
                 }
@@ -582,46 +637,12 @@ impl Program for TraceProgram {
                 self.compute(ti, out);
                 self.cursors[ti].done = true;
                 return;
-            };
-            let Some(pos) = self.runs(ti, &b, out) else {
-                return;
-            };
-            if pos >= b.len() {
-                // The batch is replayed; the next one is read when it is needed.
-                continue;
             }
-            if out.len() >= CHUNK {
-                self.cursors[ti].batch = Some(b);
+            let mut b = std::mem::take(&mut self.cursors[ti].batch);
+            let go_on = self.replay_batch(ti, &mut b, out);
+            self.cursors[ti].batch = b;
+            if !go_on {
                 return;
-            }
-            // A marker.
-            let Some(row) = b.try_row(pos) else {
-                let what = format!(
-                    "batch {} at byte offset {}: row {pos}: not a trace's kind (the file changed since it was checked?)",
-                    b.number, b.offset
-                );
-                self.failure.get_or_insert(what);
-                return;
-            };
-            self.cursors[ti].pos = pos + 1;
-            self.cursors[ti].batch = Some(b);
-            self.instructions += row.instructions;
-            self.flush_run(ti, out);
-            self.cursors[ti].instructions += row.instructions;
-            self.compute(ti, out);
-            if let Err(what) = self.marker(t, &row, out) {
-                self.failure.get_or_insert(format!(
-                    "thread {t}: {what} (the file changed since it was checked?)"
-                ));
-                return;
-            }
-            match row.kind {
-                Kind::Fork => self.regions += 1,
-                Kind::Exit => {
-                    self.cursors[ti].done = true;
-                    return;
-                }
-                _ => {}
             }
         }
     }
@@ -734,13 +755,14 @@ fn check(reader: &mut TraceReader) -> Result<Events, Check> {
     let mut regions = 0u32;
     let mut forks: HashMap<u32, u32> = HashMap::new();
     let mut enters: HashMap<u32, u32> = HashMap::new();
+    let mut batch = Batch::default();
     for t in 0..threads {
         let batches = reader.batches_of(t).to_vec();
         let mut first = true;
         let mut last = None;
         for b in batches {
             // The markers only: a run's fields are checked as the replay reads them.
-            let batch = reader.read_markers(b)?;
+            reader.read_markers_into(b, &mut batch)?;
             for (i, &k) in batch.kinds().iter().enumerate() {
                 if first && t > 0 && k != Kind::Start as u8 {
                     let r = batch.row(i);

@@ -150,3 +150,80 @@ fn every_kind_reads_back_from_its_column_value() {
     }
     assert_eq!(Kind::from_u8(Kind::ALL.len() as u8), None);
 }
+
+#[test]
+fn every_batch_decodes_as_arrows_own_reader_decodes_it() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{UInt32Type, UInt64Type, UInt8Type};
+    let bytes = small();
+    let arrow = arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes.clone()), None).unwrap();
+    let mut r = TraceReader::from_source(Cursor::new(bytes), Path::new("mem")).unwrap();
+    for (number, batch) in arrow.enumerate() {
+        let batch = batch.unwrap();
+        let ours = r.read_batch(number as u32).unwrap();
+        assert_eq!(ours.len(), batch.num_rows());
+        let u32s = |c: usize| {
+            batch
+                .column(c)
+                .as_primitive::<UInt32Type>()
+                .values()
+                .to_vec()
+        };
+        let u64s = |c: usize| {
+            batch
+                .column(c)
+                .as_primitive::<UInt64Type>()
+                .values()
+                .to_vec()
+        };
+        let kinds = batch
+            .column(1)
+            .as_primitive::<UInt8Type>()
+            .values()
+            .to_vec();
+        let rows: Vec<_> = (0..ours.len()).map(|i| ours.row(i)).collect();
+        let threads: Vec<u32> = (0..ours.len()).map(|i| ours.thread(i)).collect();
+        assert_eq!(threads, u32s(0));
+        assert_eq!(rows.iter().map(|r| r.kind as u8).collect::<Vec<_>>(), kinds);
+        assert_eq!(
+            rows.iter().map(|r| r.instructions).collect::<Vec<_>>(),
+            u64s(2)
+        );
+        assert_eq!(rows.iter().map(|r| r.page).collect::<Vec<_>>(), u32s(3));
+        assert_eq!(rows.iter().map(|r| r.offset).collect::<Vec<_>>(), u32s(4));
+        assert_eq!(rows.iter().map(|r| r.span).collect::<Vec<_>>(), u32s(5));
+        assert_eq!(rows.iter().map(|r| r.count).collect::<Vec<_>>(), u32s(6));
+        assert_eq!(rows.iter().map(|r| r.object).collect::<Vec<_>>(), u64s(7));
+        assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), u32s(8));
+        assert_eq!(rows.iter().map(|r| r.parties).collect::<Vec<_>>(), u32s(9));
+    }
+}
+
+#[test]
+fn a_batch_read_for_a_replay_has_its_marker_fields_once_they_are_decoded() {
+    let mut r = TraceReader::from_source(Cursor::new(small()), Path::new("mem")).unwrap();
+    let b = r.batches_of(0).to_vec();
+    let mut batch = numaplace_trace::read::Batch::default();
+    r.read_runs_into(b[0], &mut batch).unwrap();
+    // Row 0 creates thread 1: its object is a marker field.
+    assert!(!batch.has_marker_fields());
+    assert_eq!((batch.row(0).kind, batch.row(0).object), (Kind::Create, 0));
+    assert_eq!(batch.row(1).count, 3);
+    r.decode_marker_fields(&mut batch).unwrap();
+    assert_eq!(batch.row(0).object, 1);
+}
+
+#[test]
+fn a_batch_read_again_holds_only_what_the_new_read_decoded() {
+    let mut r = TraceReader::from_source(Cursor::new(small()), Path::new("mem")).unwrap();
+    let b = r.batches_of(1).to_vec();
+    let mut batch = numaplace_trace::read::Batch::default();
+    r.read_runs_into(b[0], &mut batch).unwrap();
+    assert_eq!(batch.row(1).count, 1);
+    // Read for its markers: the run columns the earlier read left are not this read's.
+    r.read_markers_into(b[0], &mut batch).unwrap();
+    assert_eq!(batch.row(1).kind, Kind::Write);
+    assert_eq!((batch.row(1).count, batch.row(1).page), (1, 0));
+    assert_eq!(batch.runs().page.len(), 0);
+    assert_eq!(batch.thread(1), 1);
+}
