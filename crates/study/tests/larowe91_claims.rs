@@ -100,6 +100,16 @@ fn shape(study: &str, r: &Record) -> Option<f64> {
             // Twenty values m + k (t - 9.5) whose 99% interval has the paper's half-width.
             m + h / 3.785 * (trial - 9.5)
         }
+        "robustness" => {
+            // Each program's own setting best, the general-purpose one 2% behind it, the
+            // other programs' settings 10%; ten runs a little apart.
+            let m = match field("setting").as_str() {
+                Some("tuned") => 100.0,
+                Some("general-purpose") => 102.0,
+                _ => 110.0,
+            };
+            m + 0.01 * (trial - 4.5)
+        }
         _ if is_static => {
             if numa {
                 match study {
@@ -305,6 +315,14 @@ fn violation(claim: &str) -> Change {
                 scale(r, 1.2)
             })
         }
+        "default-within-5pct-of-tuned-tc2000" => Box::new(|_: &str, r: &mut Record| {
+            if is(r, "workload", "wave")
+                && is(r, "machine", "tc2000")
+                && is(r, "setting", "general-purpose")
+            {
+                scale(r, 1.1)
+            }
+        }),
         "intervals-overlap-except-hough-and-msort" => {
             both(("workload", "wave"), ("setting", "default"), |r| {
                 scale(r, 1.5)
