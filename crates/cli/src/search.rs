@@ -31,7 +31,9 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 1)]
     pub seed_base: u64,
     /// Search method: tpe (the defaults first, then TPE proposals, local moves and random
-    /// draws, and a final race), halving (successive halving over random search) or random.
+    /// draws, and a final race), halving (successive halving over random search), random,
+    /// or random-race (tpe without its proposals: the defaults, random draws and the same
+    /// race; the control that isolates what tpe's proposals are worth).
     #[arg(long, default_value = "tpe", value_parser = parse_method)]
     pub method: Method,
     /// What a run is scored by: makespan or mean-completion.

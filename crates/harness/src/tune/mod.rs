@@ -27,6 +27,12 @@
 //!   the budget ([`RACE_SHARE`]) is a race: successive halving over the best candidates
 //!   found, one per distinct result, so the winner is chosen on more trials than it was
 //!   found with.
+//! - `random-race`: `tpe` without its model, the control that isolates what the proposals
+//!   are worth: the defaults first, then random candidates only, as many as `tpe` explores
+//!   with the same budget (the first of them the same as `tpe`'s startup draws, in the
+//!   same order), then the same race as wide. Against it, a difference between the two
+//!   winners comes from the proposals alone, not from a start at the defaults or from
+//!   a winner chosen on more trials.
 //!
 //! Determinism: proposals are drawn on one thread from generators seeded by the tuner's
 //! seed; the runs of a batch go in parallel (rayon) and are collected in the batch's
@@ -52,11 +58,13 @@ pub enum Method {
     Halving,
     /// Random candidates, each run the same number of times.
     Random,
+    /// The defaults, random candidates and the race of `tpe`, without its proposals.
+    RandomRace,
 }
 
 impl Method {
     /// Every method's name.
-    pub const NAMES: [&'static str; 3] = ["tpe", "halving", "random"];
+    pub const NAMES: [&'static str; 4] = ["tpe", "halving", "random", "random-race"];
 
     /// The method's name.
     pub fn name(self) -> &'static str {
@@ -64,6 +72,7 @@ impl Method {
             Method::Tpe => "tpe",
             Method::Halving => "halving",
             Method::Random => "random",
+            Method::RandomRace => "random-race",
         }
     }
 }
@@ -81,6 +90,7 @@ impl FromStr for Method {
             "tpe" => Ok(Method::Tpe),
             "halving" => Ok(Method::Halving),
             "random" => Ok(Method::Random),
+            "random-race" => Ok(Method::RandomRace),
             _ => Err(format!(
                 "unknown method `{s}`; known: {}",
                 Method::NAMES.join(", ")
@@ -135,9 +145,9 @@ pub struct Options {
     pub trials: u32,
     /// Seed of the proposals.
     pub seed: u64,
-    /// The policy's own setting (its values in the space's order): the `tpe` method
-    /// evaluates it as its first candidate, so its winner has been compared with it. The
-    /// other methods ignore it.
+    /// The policy's own setting (its values in the space's order): the `tpe` and
+    /// `random-race` methods evaluate it as their first candidate, so their winners have
+    /// been compared with it. The other methods ignore it.
     pub defaults: Option<Vec<Value>>,
 }
 
@@ -659,7 +669,9 @@ pub fn tune<O: Objective, W: Observer>(
             }
             s.halve(ids, trials);
         }
-        Method::Tpe => {
+        Method::Tpe | Method::RandomRace => {
+            // Proposals after the random start (tpe), or none (its control).
+            let model = opts.method == Method::Tpe;
             // The race: successive halving over the best `width` candidates found, as
             // wide as RACE_SHARE of the budget allows.
             let race_budget = (opts.budget as f64 * RACE_SHARE) as u64;
@@ -697,7 +709,8 @@ pub fn tune<O: Objective, W: Observer>(
                     let id = if made == 0 && defaults.is_some() {
                         let d = defaults.cloned().unwrap_or_default();
                         s.add_values(space.arms_of(&d), d, "default")
-                    } else if made < first
+                    } else if !model
+                        || made < first
                         || slot >= model_slots + local_slots
                         || (plateau && !local_slot)
                     {

@@ -110,7 +110,12 @@ fn the_same_seed_gives_the_same_search_whatever_the_thread_count() {
 fn no_method_uses_more_runs_than_its_budget() {
     let s = space();
     let f = noisy(0.1);
-    for m in [Method::Tpe, Method::Halving, Method::Random] {
+    for m in [
+        Method::Tpe,
+        Method::Halving,
+        Method::Random,
+        Method::RandomRace,
+    ] {
         for (budget, trials) in [(1, 1), (7, 2), (50, 3), (200, 2)] {
             let o = tune(&s, &f, &opts(m, budget, trials, 1), &mut Quiet).unwrap();
             assert!(o.runs() <= budget, "{m} {budget} {trials}: {}", o.runs());
@@ -265,6 +270,55 @@ fn the_tpe_method_runs_the_defaults_as_its_first_candidate() {
             .count(),
         1
     );
+}
+
+#[test]
+fn random_race_starts_as_tpe_does_and_proposes_only_random_candidates() {
+    let s = space();
+    let defaults = vec![Value::Inf, Value::Float(0.5), Value::Int(0), Value::Int(1)];
+    let run = |method| {
+        let o = Options {
+            defaults: Some(defaults.clone()),
+            ..opts(method, 120, 2, 3)
+        };
+        tune(&s, &noisy(0.1), &o, &mut Quiet).unwrap()
+    };
+    let (tpe, control) = (run(Method::Tpe), run(Method::RandomRace));
+    assert_eq!(control.candidates[0].values, defaults);
+    assert!(control.candidates[1..].iter().all(|c| c.origin == "random"));
+    // The defaults and the random start are the same candidates in the same order.
+    let start = 1 + startup(tpe.candidates.len());
+    let values = |o: &Outcome| -> Vec<Vec<Value>> {
+        o.candidates[..start]
+            .iter()
+            .map(|c| c.values.clone())
+            .collect()
+    };
+    assert_eq!(values(&tpe), values(&control));
+    assert!(tpe.candidates.iter().any(|c| c.origin == "tpe"));
+}
+
+#[test]
+fn random_race_chooses_its_winner_in_a_race_as_tpe_does() {
+    let s = space();
+    for method in [Method::Tpe, Method::RandomRace] {
+        let out = tune(&s, &noisy(0.1), &opts(method, 120, 2, 5), &mut Quiet).unwrap();
+        let winner = &out.candidates[out.best.unwrap()];
+        assert!(
+            winner.results.len() > 2,
+            "{method}: {}",
+            winner.results.len()
+        );
+        assert_eq!(out.runs(), 120.min(out.runs()));
+    }
+    let random = tune(
+        &s,
+        &noisy(0.1),
+        &opts(Method::Random, 120, 2, 5),
+        &mut Quiet,
+    )
+    .unwrap();
+    assert_eq!(random.candidates[random.best.unwrap()].results.len(), 2);
 }
 
 #[test]
