@@ -89,9 +89,10 @@ impl WorkloadParams for TraceConfig {
             // a barrier three.
             ops: events.saturating_mul(2),
             buffered_ops: CHUNK as u64 * 2,
-            // One decoded batch per thread and the page maps.
+            // One batch per thread, decoded (41 bytes a row at most) and as read
+            // (compressed: no more than about as much again), and the page maps.
             bytes: (threads as u64)
-                .saturating_mul((crate::format::BATCH_ROWS * 41) as u64)
+                .saturating_mul((crate::format::BATCH_ROWS * 82) as u64)
                 .saturating_add(plan.map.len() as u64 * 8),
             iterations: 0,
             size_field: "workload.path",
