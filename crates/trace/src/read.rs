@@ -31,7 +31,7 @@ const PARTIES: usize = 9;
 const COLUMNS: usize = 10;
 
 /// A set of columns, a bit per column.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 struct Columns(u16);
 
 impl Columns {
@@ -84,8 +84,8 @@ pub struct Batch {
     /// The byte offset it starts at.
     pub offset: u64,
     rows: usize,
-    /// The columns that hold this batch's values (the others are empty).
-    decoded: u16,
+    /// The columns that hold this batch's values (the others read as empty).
+    decoded: Columns,
     thread: Vec<u32>,
     kind: Vec<u8>,
     instructions: Vec<u64>,
@@ -176,7 +176,7 @@ impl Batch {
     /// keep an earlier batch's values, so that their memory is reused).
     #[inline]
     fn col<'a, T>(&self, c: usize, v: &'a [T]) -> &'a [T] {
-        if Columns(self.decoded).has(c) {
+        if self.decoded.has(c) {
             v
         } else {
             &[]
@@ -205,7 +205,7 @@ impl Batch {
 
     /// Whether the marker fields (object, seq, parties) hold this batch's values.
     pub fn has_marker_fields(&self) -> bool {
-        Columns(self.decoded).has(OBJECT)
+        self.decoded.has(OBJECT)
     }
 
     /// Takes in the batch read into `raw` (`meta_len` bytes of message, then the body):
@@ -276,13 +276,12 @@ impl Batch {
             }
         }
         self.rows = rows as usize;
-        self.decoded = 0;
         Ok(())
     }
 
     /// Decodes the columns of `cols` not decoded yet.
     fn decode(&mut self, cols: Columns) -> Result<(), String> {
-        let want = cols.0 & !self.decoded;
+        let want = cols.0 & !self.decoded.0;
         let Batch {
             rows,
             thread,
@@ -326,7 +325,7 @@ impl Batch {
             }
             .map_err(|e| format!("column {}: {e}", format::fields()[c].name()))?;
         }
-        self.decoded |= want;
+        self.decoded.0 |= want;
         Ok(())
     }
 }
@@ -689,7 +688,8 @@ impl<R: Source> TraceReader<R> {
         let block = self.blocks[number as usize];
         let offset = block.offset() as u64;
         let len = block.metaDataLength() as u64 + block.bodyLength() as u64;
-        b.decoded = 0;
+        // Nothing of an earlier batch is this one's, even if the read fails.
+        (b.decoded, b.rows) = (Columns::default(), 0);
         b.number = number;
         b.offset = offset;
         b.meta_len = block.metaDataLength() as usize;

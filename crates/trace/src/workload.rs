@@ -236,8 +236,7 @@ struct Cursor {
     next: usize,
     /// The batch being replayed (its buffers reused for the next).
     batch: Batch,
-    /// Whether `batch` holds rows not replayed yet.
-    loaded: bool,
+    /// Its next row; at its end (or before the first batch) the next batch is read.
     pos: usize,
     /// The run being merged: machine page, direction, references, lowest byte, end.
     run: Option<(u32, bool, u32, u32, u32)>,
@@ -301,7 +300,6 @@ impl TraceProgram {
                 batches: reader.batches_of(t).to_vec(),
                 next: 0,
                 batch: Batch::default(),
-                loaded: false,
                 pos: 0,
                 run: None,
                 instructions: 0,
@@ -542,7 +540,6 @@ impl TraceProgram {
         // batches without the row checks and checks what it uses as it goes.
         match self.reader.read_runs_into(number, &mut c.batch) {
             Ok(()) => {
-                c.loaded = true;
                 c.pos = 0;
                 true
             }
@@ -561,8 +558,8 @@ impl TraceProgram {
             return false;
         };
         if pos >= b.len() {
-            // The batch is replayed; the next one is read when it is needed.
-            self.cursors[ti].loaded = false;
+            // The batch is replayed (the cursor is at its end); the next one is read
+            // when it is needed.
             return true;
         }
         if out.len() >= CHUNK {
@@ -629,7 +626,8 @@ impl Program for TraceProgram {
             return;
         }
         while out.len() < CHUNK {
-            if !self.cursors[ti].loaded {
+            let c = &self.cursors[ti];
+            if c.pos >= c.batch.len() {
                 if self.advance_batch(ti) {
                     continue;
                 }

@@ -51,12 +51,12 @@
 //! construct it missed began (its first entry by any thread), not since the master's exit
 //! noticed it, so that the criterion at that iteration's end can see a preemption of the
 //! iteration's last construct; a thread that stays preempted keeps its timestamp (the
-//! text: every transition between *different* states is timestamped; Figure 4 would restamp it at
-//! every poll and the preemption would never last `t_thr`); the resumed state is entered
-//! as Figure 4 enters it, without the text's condition that the preemption lasted `t_thr`;
-//! preemptions of an iteration's last construct are inferred at the iteration's end when
-//! that comes before the master's exit (the adaptive fork-join driver ends an iteration
-//! before its last construct's barrier); the master is the
+//! text: every transition between *different* states is timestamped; Figure 4 would
+//! restamp it at every poll and the preemption would never last `t_thr`); the resumed
+//! state is entered as Figure 4 enters it, without the text's condition that the
+//! preemption lasted `t_thr`; preemptions of an iteration's last construct are inferred at
+//! the iteration's end when that comes before the master's exit (the adaptive fork-join
+//! driver ends an iteration before its last construct's barrier); the master is the
 //! program's first thread; the cost defaults and the load threshold are estimates.
 //!
 //! Left out: IRIX forwarding a refused migration to a neighbouring node (a refused

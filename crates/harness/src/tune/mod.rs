@@ -730,6 +730,10 @@ pub fn tune<O: Objective, W: Observer>(
                     made += 1;
                 }
                 s.top_up(&ids, trials);
+                if !model {
+                    // Nothing to tell: the control draws every candidate at random.
+                    continue;
+                }
                 let (mut proposed, mut repeated) = (0, 0);
                 for &id in &ids {
                     let c = &s.candidates[id];

@@ -309,7 +309,7 @@ fn random_race_chooses_its_winner_in_a_race_as_tpe_does() {
             "{method}: {}",
             winner.results.len()
         );
-        assert_eq!(out.runs(), 120.min(out.runs()));
+        assert!(out.runs() <= 120, "{method}: {}", out.runs());
     }
     let random = tune(
         &s,
