@@ -1,5 +1,6 @@
-//! Threads' polls and reference runs made in bulk (the engine's `spin.rs` and `rounds.rs`)
-//! give the results of making them one by one through the event loop, bit for bit: with
+//! Threads' polls and reference runs made in bulk (the engine's `spin.rs`, `rounds.rs` and
+//! `interleave.rs`) give the results of making them one by one through the event loop, bit
+//! for bit: with
 //! contention and switch ports, clock interrupts and start skews, replication and
 //! freezing, threads sharing a node's module, remote polls. So do a daemon's steps taken
 //! several in one call (`Mm::next_daemon_step_now`).
@@ -12,6 +13,7 @@ use numaplace_core::component::WorkloadConfig;
 use numaplace_core::machine::{MachineConfig, Variation};
 use numaplace_core::policy::HollidayConfig;
 use numaplace_core::workload::common::Variant;
+use numaplace_core::workload::gups::GupsConfig;
 use numaplace_core::workload::{
     GaussConfig, JacobiConfig, MatvecSyntheticConfig, MsortConfig, SizeRead,
 };
@@ -162,6 +164,30 @@ fn reference_runs_in_rounds_are_the_runs_one_by_one() {
     small_pages.costs.remote_read_ns = 320;
     small_pages.costs.remote_write_ns = 320;
     assert_same(small_pages, jacobi(Some(32)), "static");
+}
+
+#[test]
+fn threads_interleaving_at_different_paces_are_made_as_one_by_one() {
+    // Random updates, local and remote, of different lengths: no two threads keep one
+    // pace, so rounds form rarely and the threads' steps interleave (`interleave.rs`).
+    let gups = |threads| {
+        WorkloadConfig::new(GupsConfig {
+            threads,
+            updates: 3000,
+            working_set_bytes: 1 << 20,
+            ..Default::default()
+        })
+    };
+    assert_same(butterfly_like(1), gups(16), "static");
+    assert_same(butterfly_like(2), gups(32), "platinum");
+    let mut quiet = butterfly_like(1);
+    quiet.variation.enabled = false;
+    quiet.contention = false;
+    assert_same(quiet.clone(), gups(4), "static");
+    // With page-table-entry locks that a daemon takes between the threads' steps.
+    let holliday = PolicyConfig::default_of("holliday-daemon").expect("registered");
+    let (bulk, one_by_one) = both_with(with_entries(quiet), gups(8), holliday);
+    assert_eq!(bulk, one_by_one);
 }
 
 /// A machine with Holliday's page-table-entry costs (a daemon's examine step takes time,

@@ -26,6 +26,7 @@ use variation::{Ticks, VariationRt};
 
 mod daemon;
 mod event;
+mod interleave;
 mod ops;
 mod reference;
 mod rounds;
@@ -222,6 +223,12 @@ struct Backoff {
 }
 
 impl Backoff {
+    /// Whether the last attempts made nothing, enough of them to wait `at_most` steps.
+    #[inline]
+    fn saturated(&self, at_most: u8) -> bool {
+        self.wait == at_most
+    }
+
     /// Whether this step is one to let pass (counting it).
     #[inline]
     fn waiting(&mut self) -> bool {
@@ -340,13 +347,18 @@ pub struct Engine {
     /// no group (the wait doubles with each, so runs without groups pay little for
     /// trying; the results do not depend on it).
     rounds_backoff: Backoff,
+    /// Scratch of the group's keys while threads interleave (`interleave.rs`), and the
+    /// steps to let pass before it is tried again (as `rounds_backoff`).
+    interleave_keys: Vec<u128>,
+    interleave_backoff: Backoff,
     /// Whether a thread's page state is fetched a few operations ahead (runs with many
     /// pages: see `ops.rs`).
     prefetch: bool,
     /// [`Engine::bare_reference_path`], found once.
     bare: bool,
     /// Whether polls and reference runs of threads taking turns are made in bulk
-    /// (`spin.rs`, `rounds.rs`); off only to test that it changes nothing.
+    /// (`spin.rs`, `rounds.rs`, `interleave.rs`); off only to test that it changes
+    /// nothing.
     bulk: bool,
 }
 
@@ -465,14 +477,16 @@ impl Engine {
             }
             match event {
                 Event::Thread(who) => {
-                    // Polls, or reference runs, of threads taking turns: made in bulk.
+                    // Polls, or reference runs, of threads taking turns or interleaving:
+                    // made in bulk.
                     if !self.bulk {
                     } else if self.threads[who as usize].spin_on.is_some() {
                         if self.try_spin_rounds(who, now) {
                             continue;
                         }
-                    } else if self.rounds_backoff.waiting() {
-                    } else if self.run_rounds(who, now) {
+                    } else if (!self.rounds_backoff.waiting() && self.run_rounds(who, now))
+                        || (self.rounds_failing() && self.run_interleaved(who, now)?)
+                    {
                         continue;
                     }
                     let th = &mut self.threads[who as usize];

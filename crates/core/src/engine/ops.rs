@@ -12,13 +12,16 @@ const PREFETCH_AHEAD: usize = 48;
 pub(super) const PREFETCH_PAGES: usize = 1 << 16;
 
 /// Where [`Engine::lane`] left a thread.
-enum Lane {
+pub(super) enum Lane {
     /// At this time, at an operation the lane does not take (or the buffer's end).
     At(Ns),
     /// At this time, at a reference run its mapping does not allow (it faults).
     Faults(Ns, Vpn, bool, u32),
     /// Queued to go on later.
     Queued,
+    /// To go on at this time, which another event comes at or before (the thread is not
+    /// queued yet: [`Engine::lane_to`] leaves that to its caller).
+    Yields(Ns),
 }
 
 impl Engine {
@@ -70,6 +73,7 @@ impl Engine {
                 };
                 match lane {
                     Lane::Queued => return Ok(()),
+                    Lane::Yields(_) => unreachable!("the lane queues a thread that yields"),
                     Lane::Faults(t, vpn, write, count) => {
                         match self.faulting_reference(tid, proc.idx(), t, (vpn, write, count))? {
                             Some(next) => {
@@ -270,14 +274,33 @@ impl Engine {
     /// first operation it leaves to the general loop, or the buffer's end; `Queued` when
     /// the thread was queued to go on at a later event.
     #[inline(always)]
-    fn lane<const BARE: bool>(&mut self, tid: u32, proc: usize, mut now: Ns) -> Lane {
-        debug_assert!(!BARE || self.bare_reference_path());
+    fn lane<const BARE: bool>(&mut self, tid: u32, proc: usize, now: Ns) -> Lane {
         // The general loop yields when the next event comes at or before an operation's
         // end, or the end reaches the run's stop.
         let limit = match self.queue.next_time() {
             Some(t) => t.0.min(self.stop_at),
             None => self.stop_at,
         };
+        match self.lane_to::<BARE>(tid, proc, now, limit) {
+            Lane::Yields(next) => {
+                self.queue_thread(tid, next);
+                Lane::Queued
+            }
+            lane => lane,
+        }
+    }
+
+    /// [`Engine::lane`] with the time of the next event (or the run's stop) given:
+    /// `Yields` where the lane queues the thread.
+    #[inline(always)]
+    pub(super) fn lane_to<const BARE: bool>(
+        &mut self,
+        tid: u32,
+        proc: usize,
+        mut now: Ns,
+        limit: u64,
+    ) -> Lane {
+        debug_assert!(!BARE || self.bare_reference_path());
         let budget = self.next_poll.saturating_sub(self.events);
         let mut ops = self.stats.ops;
         let lane = loop {
@@ -332,8 +355,7 @@ impl Engine {
             th.pos = th.pos.wrapping_add(1);
             ops += 1;
             if next.0 >= limit || ops >= budget {
-                self.queue_thread(tid, next);
-                break Lane::Queued;
+                break Lane::Yields(next);
             }
             now = next;
         };
@@ -446,7 +468,7 @@ impl Engine {
     /// Whether a reference run may take [`Engine::allowed_run`]: no hardware counters or
     /// observer to tell, no processor caches to go through.
     #[inline(always)]
-    fn plain_allowed(&self) -> bool {
+    pub(super) fn plain_allowed(&self) -> bool {
         self.observer.is_none() && self.mm.counters.is_none() && self.mm.caches.is_none()
     }
 

@@ -63,6 +63,14 @@ impl Engine {
         made
     }
 
+    /// Whether rounds have found no group for a while (their wait is the longest):
+    /// then threads interleaving at different paces are made by `interleave.rs`, which
+    /// takes more work a step than a round does where rounds form.
+    #[inline]
+    pub(super) fn rounds_failing(&self) -> bool {
+        self.rounds_backoff.saturated(BACKOFF_AT_MOST)
+    }
+
     fn try_rounds(&mut self, tid: u32, now: Ns) -> bool {
         if self.bulk_ruled_out() {
             return false;
