@@ -82,6 +82,20 @@ fn one() -> u64 {
     1
 }
 
+/// The `workload.path` setting of a committed recording, `recorder/fixtures/NAME`, by its
+/// place in this checkout.
+macro_rules! fixture_path {
+    ($name:literal) => {
+        concat!(
+            "workload.path=\"",
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../recorder/fixtures/",
+            $name,
+            "\""
+        )
+    };
+}
+
 /// The fixed scenarios.
 pub const SCENARIOS: &[Scenario] = &[
     Scenario {
@@ -215,15 +229,20 @@ pub const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "trace-replay",
-        what: "a recorded OpenMP stencil (4 threads) replayed, trace decoding included: short runs, re-timed barriers",
+        what: "a recorded OpenMP stencil (4 threads, 3.5 M references) replayed, trace decoding included: short runs, re-timed barriers",
         machine: "epyc-2s",
         workload: "trace",
         policy: "static",
-        sets: &[concat!(
-            "workload.path=\"",
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../recorder/fixtures/stencil-4.trace\""
-        )],
+        sets: &[fixture_path!("stencil-4-bench.trace")],
+        heavy: false,
+    },
+    Scenario {
+        name: "trace-replay-short",
+        what: "the tests' recorded stencil (4 threads, 436 k references, a run of some 20 ms): a short replay, its start (opening the trace, first writes to fresh buffers) a large part",
+        machine: "epyc-2s",
+        workload: "trace",
+        policy: "static",
+        sets: &[fixture_path!("stencil-4.trace")],
         heavy: false,
     },
 ];

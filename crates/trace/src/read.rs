@@ -366,10 +366,12 @@ impl Body<'_> {
     ) -> Result<(), String> {
         let rows = self.rows;
         let need = rows * std::mem::size_of::<T>();
-        // Every value is written below: a vector of the right length is not cleared.
-        if out.len() != rows {
-            out.clear();
+        // Every value is written below, so a vector kept from an earlier batch is only
+        // cut to length or grown (zero-filling just what it gains).
+        if out.len() < rows {
             out.resize(rows, T::default());
+        } else {
+            out.truncate(rows);
         }
         if rows == 0 {
             return Ok(());

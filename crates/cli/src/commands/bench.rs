@@ -22,8 +22,8 @@ pub struct BenchArgs {
     min_seconds: f64,
     /// Run only this scenario (repeatable): fine-static, jacobi-64B-pages,
     /// holliday-daemon, platinum-gauss, gups-tiered-1G, gups-tiered-16G, gups-memsim-2M,
-    /// pages-2^24, nas-cg-class-a, hemem-optane, trace-replay, and the heavy
-    /// gups-memsim-4K.
+    /// pages-2^24, nas-cg-class-a, hemem-optane, trace-replay, trace-replay-short, and the
+    /// heavy gups-memsim-4K.
     #[arg(long)]
     scenario: Vec<String>,
     /// Also run the heavy scenarios (minutes or gigabytes each), which the whole set leaves
