@@ -17,13 +17,17 @@
 //! (the group's next or `Y`), and when it yields its next step gets the key the queue
 //! would give it (the next sequence number). This goes on until `Y` or the run's stop
 //! comes first, the monitor is due, or a thread needs what only the event loop does (a
-//! new buffer of operations, an operation its lane does not take, a fault). Only its
-//! reference runs and computation happen meanwhile, which change no thread's state, no
-//! event and no other thread's operations; so the group's keys are all the queue's
-//! order needs. The queue is then left as the events one by one leave it: the group's
+//! new buffer of operations, an operation its lane does not take, a fault). Only
+//! reference runs and computation happen meanwhile, which change no thread's status,
+//! processor or delay, schedule no event and touch no other thread's operations; so the
+//! group's keys are all the queue's order needs. The queue is then left as the events one by one leave it: the group's
 //! keys, in place of theirs, with the sequence numbers they used. A thread that stopped
 //! at an operation its lane does not take is the event being handled then, and goes on
 //! through the general loop from where its lane stopped.
+//!
+//! A round of `rounds.rs` costs less than a step here, so this is tried only while rounds
+//! keep finding no group (their wait is the longest), and then, like them, waits longer
+//! after each attempt that makes nothing.
 
 use super::event::{code_of, key, thread_of, time_of};
 use super::ops::Lane;
