@@ -34,8 +34,9 @@ use super::ops::Lane;
 use super::*;
 
 /// Most threads a group holds: with many threads `Y` (the next thread's step) comes
-/// soon anyway.
+/// soon anyway. A power of two, the slots of the group's ring.
 const GROUP_AT_MOST: usize = 16;
+const _: () = assert!(GROUP_AT_MOST.is_power_of_two());
 
 /// Most events one interleaving handles (so it can check once that the queue's sequence
 /// numbers last).
@@ -48,34 +49,34 @@ const BACKOFF_AT_MOST: u8 = 63;
 /// thread's next one is inserted from the back, past the keys later than it (threads
 /// taking turns at one pace move none).
 struct Group {
-    keys: [u128; RING],
+    keys: [u128; GROUP_AT_MOST],
     head: usize,
     len: usize,
 }
 
-/// The ring's slots, a power of two above [`GROUP_AT_MOST`].
-const RING: usize = 32;
+/// Slot of a ring position.
+const MASK: usize = GROUP_AT_MOST - 1;
 
 impl Group {
     #[inline(always)]
     fn at(&self, i: usize) -> u128 {
-        self.keys[(self.head + i) & (RING - 1)]
+        self.keys[(self.head + i) & MASK]
     }
 
     /// Replaces the earliest key by `k`, which is later than it.
     #[inline(always)]
     fn replace_front(&mut self, k: u128) {
-        self.head = (self.head + 1) & (RING - 1);
+        self.head = (self.head + 1) & MASK;
         let mut i = self.len - 1;
         while i > 0 {
             let earlier = self.at(i - 1);
             if earlier < k {
                 break;
             }
-            self.keys[(self.head + i) & (RING - 1)] = earlier;
+            self.keys[(self.head + i) & MASK] = earlier;
             i -= 1;
         }
-        self.keys[(self.head + i) & (RING - 1)] = k;
+        self.keys[(self.head + i) & MASK] = k;
     }
 }
 
@@ -107,7 +108,7 @@ impl Engine {
             return Ok(None);
         };
         let mut g = Group {
-            keys: [0; RING],
+            keys: [0; GROUP_AT_MOST],
             head: 0,
             len: 0,
         };
@@ -164,9 +165,9 @@ impl Engine {
                 .expect("an unhindered thread")
                 .idx();
             let lane = if self.bare {
-                self.lane_to::<true>(x, proc, t, limit)
+                self.lane::<true>(x, proc, t, limit)
             } else {
-                self.lane_to::<false>(x, proc, t, limit)
+                self.lane::<false>(x, proc, t, limit)
             };
             match lane {
                 Lane::Yields(next) => {
@@ -174,15 +175,11 @@ impl Engine {
                     g.replace_front(key(next, base + used, x));
                 }
                 Lane::At(at) | Lane::Faults(at, ..) => break Some((x, at)),
-                Lane::Queued => unreachable!("lane_to leaves queueing to its caller"),
             }
         };
         if used > 0 {
-            let mut keys = std::mem::take(&mut self.interleave_keys);
-            keys.clear();
-            keys.extend((0..m).map(|i| g.at(i)));
-            self.queue.replace_held_run(m, &keys, used);
-            self.interleave_keys = keys;
+            let keys: [u128; GROUP_AT_MOST] = std::array::from_fn(|i| g.at(i));
+            self.queue.replace_held_run(m, &keys[..m], used);
         }
         let Some((x, at)) = stopped else {
             return Ok(Some(true));
@@ -195,10 +192,7 @@ impl Engine {
             let taken = self.queue.take();
             debug_assert_eq!(taken.map(|(_, e)| e), Some(Event::Thread(x)));
         }
-        let th = &mut self.threads[x as usize];
-        th.queued = false;
-        self.queued_threads -= 1;
-        self.step_thread(x, at)?;
+        self.step_taken(x, at)?;
         Ok(Some(used > 0))
     }
 }

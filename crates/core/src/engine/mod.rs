@@ -347,9 +347,8 @@ pub struct Engine {
     /// no group (the wait doubles with each, so runs without groups pay little for
     /// trying; the results do not depend on it).
     rounds_backoff: Backoff,
-    /// Scratch of the group's keys while threads interleave (`interleave.rs`), and the
-    /// steps to let pass before it is tried again (as `rounds_backoff`).
-    interleave_keys: Vec<u128>,
+    /// Thread steps to let pass before threads are interleaved again (`interleave.rs`),
+    /// as `rounds_backoff`.
     interleave_backoff: Backoff,
     /// Whether a thread's page state is fetched a few operations ahead (runs with many
     /// pages: see `ops.rs`).
@@ -368,6 +367,15 @@ impl Engine {
             self.policy.as_mut(),
             self.mm.sim(&mut self.stats, now, actor),
         )
+    }
+
+    /// Thread `t`'s step, taken from the queue, handled from `now`.
+    #[inline(always)]
+    pub(super) fn step_taken(&mut self, t: u32, now: Ns) -> Result<(), SimError> {
+        let th = &mut self.threads[t as usize];
+        th.queued = false;
+        self.queued_threads -= 1;
+        self.step_thread(t, now)
     }
 
     pub(super) fn queue_thread(&mut self, t: u32, at: Ns) {
@@ -489,10 +497,7 @@ impl Engine {
                     {
                         continue;
                     }
-                    let th = &mut self.threads[who as usize];
-                    th.queued = false;
-                    self.queued_threads -= 1;
-                    self.step_thread(who, now)?;
+                    self.step_taken(who, now)?;
                 }
                 Event::Sched => self.sched_event(now),
                 Event::Start(p) => self.start_program(p as usize, now),

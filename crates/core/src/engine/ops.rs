@@ -17,10 +17,8 @@ pub(super) enum Lane {
     At(Ns),
     /// At this time, at a reference run its mapping does not allow (it faults).
     Faults(Ns, Vpn, bool, u32),
-    /// Queued to go on later.
-    Queued,
-    /// To go on at this time, which another event comes at or before (the thread is not
-    /// queued yet: [`Engine::lane_to`] leaves that to its caller).
+    /// To go on at this time, which another event comes at or before (the caller queues
+    /// the thread).
     Yields(Ns),
 }
 
@@ -66,14 +64,22 @@ impl Engine {
                 }
             }
             if self.plain_allowed() {
+                // The general loop yields when the next event comes at or before an
+                // operation's end, or the end reaches the run's stop.
+                let limit = match self.queue.next_time() {
+                    Some(t) => t.0.min(self.stop_at),
+                    None => self.stop_at,
+                };
                 let lane = if self.bare {
-                    self.lane::<true>(tid, proc.idx(), now)
+                    self.lane::<true>(tid, proc.idx(), now, limit)
                 } else {
-                    self.lane::<false>(tid, proc.idx(), now)
+                    self.lane::<false>(tid, proc.idx(), now, limit)
                 };
                 match lane {
-                    Lane::Queued => return Ok(()),
-                    Lane::Yields(_) => unreachable!("the lane queues a thread that yields"),
+                    Lane::Yields(next) => {
+                        self.queue_thread(tid, next);
+                        return Ok(());
+                    }
                     Lane::Faults(t, vpn, write, count) => {
                         match self.faulting_reference(tid, proc.idx(), t, (vpn, write, count))? {
                             Some(next) => {
@@ -266,34 +272,14 @@ impl Engine {
 
     /// Runs thread `tid` from `now` through the plain operations at the head of its
     /// buffer (references its mappings allow, computation, polls of a thread already
-    /// spinning) for as long as no other event
-    /// comes first: the same steps as the general loop, with what cannot change while the
-    /// thread runs alone looked at once instead of at every operation (the thread's
+    /// spinning) for as long as no other event comes first (the next event, or the run's
+    /// stop, at `limit`): the same steps as the general loop, with what cannot change while
+    /// the thread runs alone looked at once instead of at every operation (the thread's
     /// state, processor `proc` and delay, which only events change; the queue's next
-    /// event, as nothing here queues one; the monitor's and the run's limits). `At` the
-    /// first operation it leaves to the general loop, or the buffer's end; `Queued` when
-    /// the thread was queued to go on at a later event.
+    /// event, as nothing here queues one; the monitor's and the run's limits). `At` the first operation it leaves to the general
+    /// loop, or the buffer's end; `Yields` when it is to go on at a later event.
     #[inline(always)]
-    fn lane<const BARE: bool>(&mut self, tid: u32, proc: usize, now: Ns) -> Lane {
-        // The general loop yields when the next event comes at or before an operation's
-        // end, or the end reaches the run's stop.
-        let limit = match self.queue.next_time() {
-            Some(t) => t.0.min(self.stop_at),
-            None => self.stop_at,
-        };
-        match self.lane_to::<BARE>(tid, proc, now, limit) {
-            Lane::Yields(next) => {
-                self.queue_thread(tid, next);
-                Lane::Queued
-            }
-            lane => lane,
-        }
-    }
-
-    /// [`Engine::lane`] with the time of the next event (or the run's stop) given:
-    /// `Yields` where the lane queues the thread.
-    #[inline(always)]
-    pub(super) fn lane_to<const BARE: bool>(
+    pub(super) fn lane<const BARE: bool>(
         &mut self,
         tid: u32,
         proc: usize,

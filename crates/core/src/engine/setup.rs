@@ -323,7 +323,6 @@ impl Engine {
             spin_gen: 0,
             turns: Vec::new(),
             rounds_backoff: Backoff::default(),
-            interleave_keys: Vec::new(),
             interleave_backoff: Backoff::default(),
             bulk: true,
             prefetch: npages as usize > ops::PREFETCH_PAGES,
